@@ -1,0 +1,157 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// One set of settings for every target: Swift 6 language mode (the tools version's
+/// default) with strict concurrency, and `any` spelled out for existentials.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Hereabouts",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "auth-service", targets: ["AuthServiceMain"]),
+        .executable(name: "hereabouts-bench", targets: ["Benchmarks"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+    ],
+    targets: [
+        // MARK: Transport
+        .systemLibrary(
+            name: "CZeroMQ",
+            path: "Shared/CZeroMQ",
+            pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+        .target(
+            name: "ZeroMQ",
+            dependencies: ["CZeroMQ"],
+            path: "Shared/ZeroMQ",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Protocol (no IO)
+        .target(
+            name: "Wire",
+            path: "Shared/Wire",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Contracts",
+            dependencies: ["Wire"],
+            path: "Shared/Contracts",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Imaging",
+            path: "Shared/Imaging",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Runtime
+        .target(
+            name: "ServiceClient",
+            dependencies: ["ZeroMQ", "Wire", "Contracts"],
+            path: "Shared/ServiceClient",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ServiceKit",
+            dependencies: [
+                "ZeroMQ", "Wire", "Contracts", "ServiceClient",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            path: "Shared/ServiceKit",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ServiceKitTesting",
+            dependencies: ["ServiceKit", "ServiceClient", "ZeroMQ", "Wire", "Contracts"],
+            path: "Shared/ServiceKitTesting",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Services
+        .target(
+            name: "Auth",
+            dependencies: [
+                "ServiceKit", "Contracts", "Wire", "Imaging",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            path: "Services/Auth/Library",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "AuthServiceMain",
+            dependencies: ["Auth", "ServiceKit"],
+            path: "Services/Auth/Executable",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Tests
+        .testTarget(
+            name: "ZeroMQTests",
+            dependencies: ["ZeroMQ"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "WireTests",
+            dependencies: ["Wire", "Contracts"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ImagingTests",
+            dependencies: ["Imaging"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ServiceKitTests",
+            dependencies: [
+                "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AuthTests",
+            dependencies: [
+                "Auth", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire",
+                "Contracts",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SystemTests",
+            dependencies: ["ServiceClient", "Contracts", "Wire", "ZeroMQ"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "Benchmarks",
+            dependencies: [
+                "ZeroMQ", "Wire", "Contracts", "ServiceClient", "ServiceKit", "Auth",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tests/Benchmarks",
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,98 @@
+/// A parsed JSON document.
+///
+/// Objects keep their keys in document order; numbers keep whether they were written
+/// as integers, so `3.5` for an integer field is caught with the field's name.
+public enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case number(JSONNumber)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
+
+    /// The JSON type's name, for messages such as "lat must be a number, not a string".
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    public var objectValue: JSONObject? {
+        if case .object(let object) = self { return object }
+        return nil
+    }
+
+    public var stringValue: String? {
+        if case .string(let string) = self { return string }
+        return nil
+    }
+}
+
+/// A JSON number as written: an integer literal that fits 64 bits, or anything else
+/// as a double (which may be infinite when the literal overflows).
+public enum JSONNumber: Sendable, Hashable {
+    case integer(Int64)
+    case double(Double)
+
+    public var doubleValue: Double {
+        switch self {
+        case .integer(let value): Double(value)
+        case .double(let value): value
+        }
+    }
+
+    /// The exact integer value, when there is one (`3`, `3.0`, `3e2`).
+    public var integerValue: Int64? {
+        switch self {
+        case .integer(let value):
+            return value
+        case .double(let value):
+            guard value.isFinite, value.rounded() == value,
+                  value >= -9.223372036854775808e18, value < 9.223372036854775808e18 else { return nil }
+            return Int64(value)
+        }
+    }
+}
+
+/// A JSON object's members in document order. Keys are unique: the parser refuses
+/// a document that repeats one.
+public struct JSONObject: Sendable, Equatable, Sequence {
+    public private(set) var members: [(key: String, value: JSONValue)]
+
+    public init() { members = [] }
+
+    public init(_ members: [(key: String, value: JSONValue)]) { self.members = members }
+
+    public var count: Int { members.count }
+    public var isEmpty: Bool { members.isEmpty }
+    public var keys: [String] { members.map(\.key) }
+
+    public subscript(key: String) -> JSONValue? {
+        get {
+            for member in members where member.key == key { return member.value }
+            return nil
+        }
+        set {
+            if let index = members.firstIndex(where: { $0.key == key }) {
+                if let newValue { members[index].value = newValue } else { members.remove(at: index) }
+            } else if let newValue {
+                members.append((key, newValue))
+            }
+        }
+    }
+
+    public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> {
+        members.makeIterator()
+    }
+
+    /// Two objects are equal when they have the same members, in any order.
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        return lhs.members.allSatisfy { rhs[$0.key] == $0.value }
+    }
+}

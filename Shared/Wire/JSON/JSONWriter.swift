@@ -1,0 +1,96 @@
+import Foundation
+
+/// Writes JSON as one line: no raw newline can appear, because control characters
+/// inside strings are always escaped.
+public struct JSONWriter {
+    public private(set) var bytes: [UInt8] = []
+    /// Sorted keys give one canonical text per value (used to fingerprint requests).
+    public var sortsKeys: Bool
+
+    public init(sortsKeys: Bool = false, capacity: Int = 256) {
+        self.sortsKeys = sortsKeys
+        bytes.reserveCapacity(capacity)
+    }
+
+    public static func data(_ value: JSONValue, sortsKeys: Bool = false) -> Data {
+        var writer = JSONWriter(sortsKeys: sortsKeys)
+        writer.write(value)
+        return Data(writer.bytes)
+    }
+
+    public mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null: appendASCII("null")
+        case .bool(let flag): appendASCII(flag ? "true" : "false")
+        case .number(let number): write(number)
+        case .string(let string): write(string)
+        case .array(let elements):
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(element)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let object):
+            bytes.append(UInt8(ascii: "{"))
+            let members = sortsKeys ? object.members.sorted { $0.key < $1.key } : object.members
+            for (index, member) in members.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(member.key)
+                bytes.append(UInt8(ascii: ":"))
+                write(member.value)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    public mutating func write(_ number: JSONNumber) {
+        switch number {
+        case .integer(let value): appendASCII(String(value))
+        case .double(let value): write(value)
+        }
+    }
+
+    /// Non-finite doubles have no JSON form; encoders refuse them before they get here,
+    /// so `null` is only a last resort.
+    public mutating func write(_ value: Double) {
+        guard value.isFinite else { appendASCII("null"); return }
+        if value.rounded() == value, abs(value) < 1e15 {
+            appendASCII(String(Int64(value)))
+        } else {
+            appendASCII(String(value))
+        }
+    }
+
+    public mutating func write(_ value: Int64) { appendASCII(String(value)) }
+
+    public mutating func write(_ string: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
+            case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
+            case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
+            case 0x00..<0x20:
+                appendASCII("\\u00")
+                bytes.append(Self.hexDigits[Int(byte >> 4)])
+                bytes.append(Self.hexDigits[Int(byte & 0x0F)])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends JSON that is already serialised (a stored reply, a pre-built hit).
+    public mutating func writeRaw<Bytes: Sequence>(_ json: Bytes) where Bytes.Element == UInt8 {
+        bytes.append(contentsOf: json)
+    }
+
+    public mutating func appendASCII(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+}

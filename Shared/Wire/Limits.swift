@@ -1,0 +1,60 @@
+/// The size limits of the protocol.
+public enum Limits {
+    /// Frame 0 of a request, unless its op allows more.
+    public static let requestFrame0Bytes = 256 * 1024
+    /// Frame 0 of `catalogue.posts.import`.
+    public static let importFrame0Bytes = 1024 * 1024
+    /// All frames of one message; also every socket's `ZMQ_MAXMSGSIZE`, past which a
+    /// peer is disconnected without a reply.
+    public static let messageBytes = 8 * 1024 * 1024
+    /// A list op stops a page early to keep its reply under this.
+    public static let replyPageBytes = 1024 * 1024
+    /// Avatars and post images.
+    public static let imageBytes = 5 * 1024 * 1024
+    public static let imagePixels = 40_000_000
+    /// `q` in searches.
+    public static let queryCharacters = 200
+}
+
+/// Request ids and the opaque ids of users, posts and the rest.
+public enum Identifier {
+    /// A request `id`: 1–64 characters of `[A-Za-z0-9_-]`.
+    public static func isValidRequestID(_ id: String) -> Bool {
+        isValid(id, maxLength: 64)
+    }
+
+    /// An entity id: 1–40 characters of `[A-Za-z0-9_-]`.
+    public static func isValidEntityID(_ id: String) -> Bool {
+        isValid(id, maxLength: 40)
+    }
+
+    private static func isValid(_ id: String, maxLength: Int) -> Bool {
+        let utf8 = id.utf8
+        guard !utf8.isEmpty, utf8.count <= maxLength else { return false }
+        return utf8.allSatisfy(isIDByte)
+    }
+
+    static func isIDByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            true
+        default:
+            false
+        }
+    }
+
+    /// A new random id: `count` characters of the id alphabet (6 bits each), from the
+    /// system's secure random source. 22 characters carry 132 bits.
+    public static func random(count: Int = 22) -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(count)
+        for _ in 0..<count {
+            bytes.append(alphabet[Int(generator.next(upperBound: UInt8(64)))])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+}

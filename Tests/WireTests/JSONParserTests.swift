@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+@testable import Wire
+
+@Suite("Strict JSON parsing")
+struct JSONParserTests {
+    private func parse(_ text: String) throws -> JSONValue { try JSONParser.parse(Data(text.utf8)) }
+
+    @Test("reads every JSON type, keeping integer literals exact")
+    func readsEveryType() throws {
+        let value = try parse(#"{"a":null,"b":true,"c":false,"d":-12,"e":1.5,"f":"x\"y\u00e9\ud83d\ude00","g":[1,[2]],"h":{}}"#)
+        guard case .object(let object) = value else { Issue.record("not an object"); return }
+        #expect(object["a"] == .null)
+        #expect(object["b"] == .bool(true))
+        #expect(object["d"] == .number(.integer(-12)))
+        #expect(object["e"] == .number(.double(1.5)))
+        #expect(object["f"] == .string("x\"yé😀"))
+        #expect(object["g"] == .array([.number(.integer(1)), .array([.number(.integer(2))])]))
+        #expect(object.keys == ["a", "b", "c", "d", "e", "f", "g", "h"])
+    }
+
+    @Test("keeps Int64's extremes exact and turns larger integers into doubles")
+    func integerExtremes() throws {
+        #expect(try parse("9223372036854775807") == .number(.integer(.max)))
+        #expect(try parse("-9223372036854775808") == .number(.integer(.min)))
+        #expect(try parse("9223372036854775808") == .number(.double(9223372036854775808)))
+        #expect(try parse("1e400") == .number(.double(.infinity)))
+    }
+
+    @Test("refuses what lenient parsers accept", arguments: [
+        #"{"v":1,}"#, "[1,]", "{'v':1}", "{\"v\":01}", "{\"v\":1} x", "{\"v\":.5}", "{\"v\":1.}",
+        "{\"v\":+1}", "{\"v\":NaN}", "{\"a\":1,\"a\":2}", "\"\\ud800\"", "\"\\udc00x\"", "\"tab\there\"",
+        "\"\\x41\"", "// comment\n{}", "", "   ", "{", "[", "\"abc", "tru", "nul",
+    ])
+    func refusesInvalidJSON(text: String) {
+        #expect(throws: JSONSyntaxError.self) { try parse(text) }
+    }
+
+    @Test("refuses invalid UTF-8 inside strings")
+    func refusesInvalidUTF8() {
+        #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(Data([0x22, 0xFF, 0xFE, 0x22])) }
+        #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(Data([0x22, 0x5C, 0x6E, 0xC3, 0x22])) }
+    }
+
+    @Test("refuses 10,000 levels of nesting without exhausting the stack")
+    func refusesDeepNesting() {
+        let arrays = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        #expect(throws: JSONSyntaxError.self) { try parse(arrays) }
+        let objects = String(repeating: "{\"a\":", count: 10_000) + "1" + String(repeating: "}", count: 10_000)
+        #expect(throws: JSONSyntaxError.self) { try parse(objects) }
+        #expect(throws: Never.self) { try parse(String(repeating: "[", count: 64) + String(repeating: "]", count: 64)) }
+    }
+
+    @Test("finds a repeated key among many in linear time")
+    func repeatedKeyAmongMany() {
+        let members = (0..<20_000).map { "\"k\($0)\":1" }.joined(separator: ",")
+        #expect(throws: JSONSyntaxError.self) { try parse("{" + members + ",\"k5\":2}") }
+        #expect(throws: Never.self) { try parse("{" + members + "}") }
+    }
+}
+
+@Suite("One-line JSON writing")
+struct JSONWriterTests {
+    @Test("escapes control characters so no raw newline is ever written")
+    func escapesControlCharacters() throws {
+        let text = String(decoding: JSONWriter.data(.string("a\nb\r\t\u{1}\"\\é")), as: UTF8.self)
+        #expect(text == #""a\nb\r\t\u0001\"\\é""#)
+        #expect(try JSONParser.parse(Data(text.utf8)) == .string("a\nb\r\t\u{1}\"\\é"))
+    }
+
+    @Test("writes whole doubles without a fraction and others in shortest form")
+    func writesNumbers() {
+        #expect(String(decoding: JSONWriter.data(.number(.double(5))), as: UTF8.self) == "5")
+        #expect(String(decoding: JSONWriter.data(.number(.double(12.5))), as: UTF8.self) == "12.5")
+        #expect(String(decoding: JSONWriter.data(.number(.double(52.370216))), as: UTF8.self) == "52.370216")
+    }
+
+    @Test("sorted keys give one text for equal objects")
+    func sortedKeys() {
+        let a = JSONValue.object(JSONObject([("b", .number(.integer(1))), ("a", .null)]))
+        let b = JSONValue.object(JSONObject([("a", .null), ("b", .number(.integer(1)))]))
+        #expect(JSONWriter.data(a, sortsKeys: true) == JSONWriter.data(b, sortsKeys: true))
+        #expect(a == b)
+    }
+}
