@@ -65,7 +65,7 @@ let package = Package(
         .target(
             name: "ServiceKit",
             dependencies: [
-                "ZeroMQ", "Wire", "Contracts", "ServiceClient",
+                "ZeroMQ", "Wire", "Contracts", "ServiceClient", "Imaging",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "Auth",
             dependencies: [
-                "ServiceKit", "Contracts", "Wire", "Imaging",
+                "ServiceKit", "Contracts", "Wire",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -99,7 +99,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "AuthServiceMain",
-            dependencies: ["Auth", "ServiceKit"],
+            dependencies: [
+                "Auth", "ServiceKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Services/Auth/Executable",
             swiftSettings: swiftSettings
         ),
@@ -117,7 +121,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ImagingTests",
-            dependencies: ["Imaging"],
+            dependencies: ["Imaging", "ServiceKitTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

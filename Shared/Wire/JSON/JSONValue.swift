@@ -96,3 +96,56 @@ public struct JSONObject: Sendable, Equatable, Sequence {
         return lhs.members.allSatisfy { rhs[$0.key] == $0.value }
     }
 }
+
+extension JSONValue: Codable {
+    /// Generic decoding for decoders other than `JSONValueDecoder`, which hands the
+    /// parsed value over directly.
+    public init(from decoder: any Decoder) throws {
+        if var array = try? decoder.unkeyedContainer() {
+            var elements: [JSONValue] = []
+            while !array.isAtEnd { elements.append(try array.decode(JSONValue.self)) }
+            self = .array(elements)
+        } else if let object = try? decoder.container(keyedBy: AnyCodingKey.self) {
+            self = .object(JSONObject(try object.allKeys.map { ($0.stringValue, try object.decode(JSONValue.self, forKey: $0)) }))
+        } else {
+            let single = try decoder.singleValueContainer()
+            if single.decodeNil() {
+                self = .null
+            } else if let flag = try? single.decode(Bool.self) {
+                self = .bool(flag)
+            } else if let integer = try? single.decode(Int64.self) {
+                self = .number(.integer(integer))
+            } else if let double = try? single.decode(Double.self) {
+                self = .number(.double(double))
+            } else {
+                self = .string(try single.decode(String.self))
+            }
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .null:
+            var single = encoder.singleValueContainer()
+            try single.encodeNil()
+        case .bool(let flag):
+            var single = encoder.singleValueContainer()
+            try single.encode(flag)
+        case .number(.integer(let integer)):
+            var single = encoder.singleValueContainer()
+            try single.encode(integer)
+        case .number(.double(let double)):
+            var single = encoder.singleValueContainer()
+            try single.encode(double)
+        case .string(let string):
+            var single = encoder.singleValueContainer()
+            try single.encode(string)
+        case .array(let elements):
+            var array = encoder.unkeyedContainer()
+            for element in elements { try array.encode(element) }
+        case .object(let object):
+            var container = encoder.container(keyedBy: AnyCodingKey.self)
+            for (key, value) in object { try container.encode(value, forKey: AnyCodingKey(key)) }
+        }
+    }
+}

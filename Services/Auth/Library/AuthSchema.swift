@@ -1,0 +1,97 @@
+import GRDB
+
+/// Auth's tables. A shipped migration is never changed; later changes are new ones.
+enum AuthSchema {
+    static func register(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("auth-1") { db in
+            try db.execute(sql: """
+                CREATE TABLE user (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    email TEXT,
+                    email_key TEXT UNIQUE,
+                    username TEXT UNIQUE,
+                    password_hash TEXT,
+                    first_name TEXT,
+                    last_name TEXT,
+                    display_name TEXT,
+                    phone TEXT,
+                    attributes TEXT NOT NULL DEFAULT '{}',
+                    anonymous INTEGER NOT NULL,
+                    lat REAL,
+                    lon REAL,
+                    discoverable INTEGER NOT NULL DEFAULT 0,
+                    show_email INTEGER NOT NULL DEFAULT 0,
+                    show_phone INTEGER NOT NULL DEFAULT 0,
+                    has_avatar INTEGER NOT NULL DEFAULT 0,
+                    created_at REAL NOT NULL,
+                    updated_at REAL NOT NULL
+                );
+                CREATE TABLE avatar (
+                    user_id TEXT PRIMARY KEY NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                    content_type TEXT NOT NULL,
+                    width INTEGER NOT NULL,
+                    height INTEGER NOT NULL,
+                    bytes BLOB NOT NULL
+                );
+                -- A session is a refresh-token family.
+                CREATE TABLE session (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    user_id TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                    created_at REAL NOT NULL,
+                    revoked_at REAL,
+                    revoked_reason TEXT
+                );
+                CREATE INDEX session_user ON session(user_id);
+                -- Refresh tokens are kept only as SHA-256 hashes.
+                CREATE TABLE refresh_token (
+                    token_hash BLOB PRIMARY KEY NOT NULL,
+                    session_id TEXT NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+                    issued_at REAL NOT NULL,
+                    expires_at REAL NOT NULL,
+                    spent_at REAL
+                ) WITHOUT ROWID;
+                CREATE INDEX refresh_token_session ON refresh_token(session_id);
+                -- Failed logins by lower-cased login string, whether or not it names an account.
+                CREATE TABLE login_failure (
+                    login_key TEXT NOT NULL,
+                    at REAL NOT NULL
+                );
+                CREATE INDEX login_failure_key ON login_failure(login_key, at);
+                -- The Ed25519 key that signs access tokens, made on first start.
+                CREATE TABLE signing_key (
+                    kid TEXT PRIMARY KEY NOT NULL,
+                    private_key BLOB NOT NULL,
+                    created_at REAL NOT NULL
+                );
+                """)
+        }
+    }
+}
+
+/// A row of `user`.
+struct UserRecord: Codable, FetchableRecord, PersistableRecord, Sendable {
+    static let databaseTableName = "user"
+    static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+    static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+
+    var id: String
+    var email: String?
+    var emailKey: String?
+    var username: String?
+    var passwordHash: String?
+    var firstName: String?
+    var lastName: String?
+    var displayName: String?
+    var phone: String?
+    /// JSON text of the attributes object.
+    var attributes: String
+    var anonymous: Bool
+    var lat: Double?
+    var lon: Double?
+    var discoverable: Bool
+    var showEmail: Bool
+    var showPhone: Bool
+    var hasAvatar: Bool
+    var createdAt: Double
+    var updatedAt: Double
+}

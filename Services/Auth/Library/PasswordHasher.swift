@@ -1,0 +1,90 @@
+import Crypto
+import Foundation
+import Wire
+import _CryptoExtras
+
+/// The cost of scrypt: N = 2^logN, block size r, parallelism p.
+struct ScryptParameters: Sendable, Equatable {
+    var logN: Int
+    var r: Int
+    var p: Int
+
+    /// What new hashes use: N = 2^17, r = 8, p = 1 (128 MiB and about a third of a
+    /// second per hash on this machine class).
+    static let standard = ScryptParameters(logN: 17, r: 8, p: 1)
+
+    /// Stored hashes outside these bounds are refused rather than computed.
+    fileprivate var isPlausible: Bool {
+        (1...22).contains(logN) && (1...32).contains(r) && (1...16).contains(p)
+    }
+}
+
+/// Hashes and checks passwords with scrypt, stored in a self-describing form:
+/// `$scrypt$ln=17,r=8,p=1$<salt>$<hash>` (base64url), so a hash made with other
+/// parameters still verifies after the standard changes.
+struct PasswordHasher: Sendable {
+    let parameters: ScryptParameters
+    private static let saltBytes = 16
+    private static let hashBytes = 32
+
+    init(parameters: ScryptParameters = .standard) {
+        self.parameters = parameters
+    }
+
+    func hash(_ password: String) throws -> String {
+        var generator = SystemRandomNumberGenerator()
+        let salt = (0..<Self.saltBytes).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let derived = try Self.derive(password, salt: Data(salt), parameters: parameters)
+        return "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$\(Base64URL.encode(salt))$\(Base64URL.encode(derived))"
+    }
+
+    /// A stored-hash value that no password matches but that costs as much to check
+    /// as a real one: compared against when a login names no account, so a failed
+    /// login takes as long either way.
+    func decoy() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let salt = (0..<Self.saltBytes).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let digest = (0..<Self.hashBytes).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$\(Base64URL.encode(salt))$\(Base64URL.encode(digest))"
+    }
+
+    /// Whether `password` matches `stored`; false for a stored value this hasher
+    /// cannot read.
+    func verify(_ password: String, against stored: String) -> Bool {
+        let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
+        guard parts.count == 5, parts[0].isEmpty, parts[1] == "scrypt",
+              let parameters = Self.parameters(String(parts[2])), parameters.isPlausible,
+              let salt = Base64URL.decode(String(parts[3])), let expected = Base64URL.decode(String(parts[4])),
+              let derived = try? Self.derive(password, salt: salt, parameters: parameters, outputBytes: expected.count)
+        else { return false }
+        return Self.constantTimeEqual(derived, expected)
+    }
+
+    private static func derive(_ password: String, salt: Data, parameters: ScryptParameters,
+                               outputBytes: Int = hashBytes) throws -> Data {
+        // The same password typed on different keyboards can differ in composition.
+        let normalized = Data(password.precomposedStringWithCanonicalMapping.utf8)
+        let key = try KDF.Scrypt.deriveKey(from: normalized, salt: salt, outputByteCount: outputBytes,
+                                           rounds: 1 << parameters.logN, blockSize: parameters.r,
+                                           parallelism: parameters.p)
+        return key.withUnsafeBytes { Data($0) }
+    }
+
+    private static func parameters(_ text: String) -> ScryptParameters? {
+        var values: [String: Int] = [:]
+        for pair in text.split(separator: ",") {
+            let keyValue = pair.split(separator: "=")
+            guard keyValue.count == 2, let value = Int(keyValue[1]) else { return nil }
+            values[String(keyValue[0])] = value
+        }
+        guard let logN = values["ln"], let r = values["r"], let p = values["p"] else { return nil }
+        return ScryptParameters(logN: logN, r: r, p: p)
+    }
+
+    private static func constantTimeEqual(_ a: Data, _ b: Data) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for (x, y) in zip(a, b) { difference |= x ^ y }
+        return difference == 0
+    }
+}

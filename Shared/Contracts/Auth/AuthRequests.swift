@@ -1,0 +1,297 @@
+import Foundation
+import Wire
+
+/// The rules of auth's fields, shared by requests and by clients that check early.
+public enum AuthRules {
+    public static let password = 8...128
+    public static let username = 3...32
+    public static let name = 1...100
+    public static let phone = 3...32
+    public static let email = 3...254
+
+    public static func email(_ value: String, field: String = "email") throws {
+        try Check.length(value, field: field, in: Self.email)
+        let parts = value.split(separator: "@", omittingEmptySubsequences: false)
+        let valid = parts.count == 2
+            && (1...64).contains(parts[0].unicodeScalars.count)
+            && parts[1].contains(".")
+            && !parts[1].hasPrefix(".") && !parts[1].hasSuffix(".") && !parts[1].contains("..")
+            && value.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F }
+        guard valid else {
+            throw ServiceError.invalidArgument(field: field, "\(field) must be an email address such as name@example.org")
+        }
+    }
+
+    public static func username(_ value: String, field: String = "username") throws {
+        try Check.length(value, field: field, in: Self.username)
+        try Check.characters(value, field: field, allowed: isUsernameByte, description: "a–z, 0–9, '_' and '.'")
+    }
+
+    public static func password(_ value: String, field: String = "password") throws {
+        try Check.length(value, field: field, in: Self.password)
+    }
+
+    public static func name(_ value: String, field: String) throws {
+        try Check.length(value, field: field, in: Self.name)
+        guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ServiceError.invalidArgument(field: field, "\(field) may not hold control characters")
+        }
+    }
+
+    public static func phone(_ value: String, field: String = "phone") throws {
+        try Check.length(value, field: field, in: Self.phone)
+        try Check.characters(value, field: field, allowed: isPhoneByte, description: "digits, spaces and + - ( ) .")
+    }
+
+    private static func isUsernameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."): true
+        default: false
+        }
+    }
+
+    private static func isPhoneByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: " "), UInt8(ascii: "+"), UInt8(ascii: "-"),
+             UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "."): true
+        default: false
+        }
+    }
+}
+
+/// A request that holds a password: the password is left out of the fingerprint a
+/// service keeps for a retried request id, and checked again on the retry instead.
+public protocol HoldsSecrets {
+    var withoutSecrets: Self { get }
+}
+
+/// `auth.register`, and `auth.upgrade` of an anonymous user.
+public struct RegisterRequest: ValidatedBody, HoldsSecrets, Equatable {
+    public var email: String
+    public var password: String
+    public var username: String?
+    public var firstName: String?
+    public var lastName: String?
+    public var displayName: String?
+    public var phone: String?
+    public var attributes: Attributes?
+
+    public init(email: String, password: String, username: String? = nil, firstName: String? = nil,
+                lastName: String? = nil, displayName: String? = nil, phone: String? = nil,
+                attributes: Attributes? = nil) {
+        self.email = email
+        self.password = password
+        self.username = username
+        self.firstName = firstName
+        self.lastName = lastName
+        self.displayName = displayName
+        self.phone = phone
+        self.attributes = attributes
+    }
+
+    public func validate() throws {
+        try AuthRules.email(email)
+        try AuthRules.password(password)
+        if let username { try AuthRules.username(username) }
+        if let firstName { try AuthRules.name(firstName, field: "firstName") }
+        if let lastName { try AuthRules.name(lastName, field: "lastName") }
+        if let displayName { try AuthRules.name(displayName, field: "displayName") }
+        if let phone { try AuthRules.phone(phone) }
+        try attributes?.validate()
+    }
+
+    public var withoutSecrets: RegisterRequest {
+        var copy = self
+        copy.password = ""
+        return copy
+    }
+}
+
+public struct LoginRequest: ValidatedBody, HoldsSecrets, Equatable {
+    /// An email address or a username.
+    public var login: String
+    public var password: String
+
+    public init(login: String, password: String) {
+        self.login = login
+        self.password = password
+    }
+
+    public func validate() throws {
+        try Check.length(login, field: "login", in: 1...AuthRules.email.upperBound)
+        try Check.length(password, field: "password", in: 1...AuthRules.password.upperBound)
+    }
+
+    public var withoutSecrets: LoginRequest {
+        LoginRequest(login: login, password: "")
+    }
+}
+
+/// `auth.refresh` and `auth.logout`.
+public struct RefreshRequest: ValidatedBody, Equatable {
+    public var refreshToken: String
+
+    public init(refreshToken: String) { self.refreshToken = refreshToken }
+
+    public func validate() throws {
+        try Check.length(refreshToken, field: "refreshToken", in: 1...512)
+    }
+}
+
+/// Which contact details to show; an absent flag is left as it is.
+public struct ContactUpdate: Codable, Sendable, Equatable {
+    public var showEmail: Bool?
+    public var showPhone: Bool?
+
+    public init(showEmail: Bool? = nil, showPhone: Bool? = nil) {
+        self.showEmail = showEmail
+        self.showPhone = showPhone
+    }
+}
+
+/// `auth.profile.update`: an absent field is left as it is; `null` clears it.
+/// `attributes` replaces the whole set. Frame 1, when sent, is the new avatar;
+/// `removeAvatar: true` removes the current one.
+public struct ProfileUpdateRequest: ValidatedBody, Equatable {
+    public var displayName: Patch<String>
+    public var firstName: Patch<String>
+    public var lastName: Patch<String>
+    public var phone: Patch<String>
+    public var attributes: Patch<Attributes>
+    public var contact: ContactUpdate?
+    public var removeAvatar: Bool
+
+    public init(displayName: Patch<String> = .unchanged, firstName: Patch<String> = .unchanged,
+                lastName: Patch<String> = .unchanged, phone: Patch<String> = .unchanged,
+                attributes: Patch<Attributes> = .unchanged, contact: ContactUpdate? = nil, removeAvatar: Bool = false) {
+        self.displayName = displayName
+        self.firstName = firstName
+        self.lastName = lastName
+        self.phone = phone
+        self.attributes = attributes
+        self.contact = contact
+        self.removeAvatar = removeAvatar
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case displayName, firstName, lastName, phone, attributes, contact, removeAvatar
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        displayName = try container.decodePatch(String.self, forKey: .displayName)
+        firstName = try container.decodePatch(String.self, forKey: .firstName)
+        lastName = try container.decodePatch(String.self, forKey: .lastName)
+        phone = try container.decodePatch(String.self, forKey: .phone)
+        attributes = try container.decodePatch(Attributes.self, forKey: .attributes)
+        contact = try container.decodeIfPresent(ContactUpdate.self, forKey: .contact)
+        removeAvatar = try container.decodeIfPresent(Bool.self, forKey: .removeAvatar) ?? false
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodePatch(displayName, forKey: .displayName)
+        try container.encodePatch(firstName, forKey: .firstName)
+        try container.encodePatch(lastName, forKey: .lastName)
+        try container.encodePatch(phone, forKey: .phone)
+        try container.encodePatch(attributes, forKey: .attributes)
+        try container.encodeIfPresent(contact, forKey: .contact)
+        if removeAvatar { try container.encode(true, forKey: .removeAvatar) }
+    }
+
+    public func validate() throws {
+        if case .set(let value) = displayName { try AuthRules.name(value, field: "displayName") }
+        if case .set(let value) = firstName { try AuthRules.name(value, field: "firstName") }
+        if case .set(let value) = lastName { try AuthRules.name(value, field: "lastName") }
+        if case .set(let value) = phone { try AuthRules.phone(value) }
+        if case .set(let value) = attributes { try value.validate() }
+    }
+}
+
+public struct LocationSetRequest: ValidatedBody, Equatable {
+    public var lat: Double
+    public var lon: Double
+    /// Absent means false: a location is private unless the user says otherwise.
+    public var discoverable: Bool
+
+    public init(lat: Double, lon: Double, discoverable: Bool = false) {
+        self.lat = lat
+        self.lon = lon
+        self.discoverable = discoverable
+    }
+
+    enum CodingKeys: String, CodingKey { case lat, lon, discoverable }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        lat = try container.decode(Double.self, forKey: .lat)
+        lon = try container.decode(Double.self, forKey: .lon)
+        discoverable = try container.decodeIfPresent(Bool.self, forKey: .discoverable) ?? false
+    }
+
+    public func validate() throws {
+        try Check.latitude(lat)
+        try Check.longitude(lon)
+    }
+}
+
+public struct PasswordChangeRequest: ValidatedBody, HoldsSecrets, Equatable {
+    public var oldPassword: String
+    public var newPassword: String
+
+    public init(oldPassword: String, newPassword: String) {
+        self.oldPassword = oldPassword
+        self.newPassword = newPassword
+    }
+
+    public func validate() throws {
+        try Check.length(oldPassword, field: "oldPassword", in: 1...AuthRules.password.upperBound)
+        try AuthRules.password(newPassword, field: "newPassword")
+    }
+
+    public var withoutSecrets: PasswordChangeRequest {
+        PasswordChangeRequest(oldPassword: "", newPassword: "")
+    }
+}
+
+public struct UsersGetRequest: ValidatedBody, Equatable {
+    public var ids: [String]
+    public static let maxIDs = 200
+
+    public init(ids: [String]) { self.ids = ids }
+
+    public func validate() throws {
+        try Check.entityIDs(ids, field: "ids", max: Self.maxIDs)
+    }
+}
+
+public struct UsersLookupRequest: ValidatedBody, Equatable {
+    public var email: String
+    public init(email: String) { self.email = email }
+
+    public func validate() throws {
+        try AuthRules.email(email)
+    }
+}
+
+public struct AvatarGetRequest: ValidatedBody, Equatable {
+    public var userId: String
+    public init(userId: String) { self.userId = userId }
+
+    public func validate() throws {
+        try Check.entityID(userId, field: "userId")
+    }
+}
+
+/// `auth.delete`: `password` is required of registered users; anonymous users
+/// have none.
+public struct DeleteRequest: ValidatedBody, HoldsSecrets, Equatable {
+    public var password: String?
+    public init(password: String?) { self.password = password }
+
+    public func validate() throws {
+        if let password { try Check.length(password, field: "password", in: 1...AuthRules.password.upperBound) }
+    }
+
+    public var withoutSecrets: DeleteRequest { DeleteRequest(password: nil) }
+}

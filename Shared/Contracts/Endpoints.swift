@@ -1,0 +1,39 @@
+/// Where each service listens in the embedded stack, and the environment variables
+/// that move it (names fixed by the design: scripts and Compose rely on them).
+public enum ServiceEndpoints {
+    public static let services = ["auth", "catalogue", "geo", "favourites", "chat"]
+
+    private static let ports: [String: (requests: Int, events: Int?)] = [
+        "auth": (7101, 7201),
+        "catalogue": (7102, 7202),
+        "geo": (7103, 7203),
+        "favourites": (7104, nil),
+        "chat": (7105, 7205),
+    ]
+
+    /// `HEREABOUTS_AUTH_ENDPOINT`, …
+    public static func requestsVariable(_ service: String) -> String {
+        "HEREABOUTS_\(service.uppercased())_ENDPOINT"
+    }
+
+    /// `HEREABOUTS_AUTH_EVENTS`, …
+    public static func eventsVariable(_ service: String) -> String {
+        "HEREABOUTS_\(service.uppercased())_EVENTS"
+    }
+
+    public static func defaultRequests(_ service: String) -> String {
+        "tcp://127.0.0.1:\(ports[service]?.requests ?? 7100)"
+    }
+
+    /// Nil for a service without events (favourites).
+    public static func defaultEvents(_ service: String) -> String? {
+        ports[service]?.events.map { "tcp://127.0.0.1:\($0)" }
+    }
+
+    /// The endpoints of `service` as configured in `environment`, else the defaults.
+    public static func resolve(_ service: String, environment: [String: String]) -> (requests: String, events: String?) {
+        let requests = environment[requestsVariable(service)].flatMap { $0.isEmpty ? nil : $0 } ?? defaultRequests(service)
+        let events = environment[eventsVariable(service)].flatMap { $0.isEmpty ? nil : $0 } ?? defaultEvents(service)
+        return (requests, events)
+    }
+}

@@ -1,0 +1,62 @@
+import Wire
+
+/// Who may call an op, as the protocol's token column says.
+public enum Access: Sendable, Equatable {
+    /// No token needed (one that is sent is still checked).
+    case anyone
+    /// Any valid token, anonymous users included.
+    case user
+    /// A token of a non-anonymous user; an anonymous one gets `permission_denied`.
+    case registered
+}
+
+/// How a service treats a retried request id of this op.
+public enum Effect: Sendable, Equatable {
+    /// Changes nothing: answered afresh every time.
+    case read
+    /// Changes state: the reply is kept under (op, id, caller) and given again to a
+    /// retry, which changes nothing.
+    case write
+    /// Changes state and hands out tokens, which are never stored: a retry gets the
+    /// same user and session with a freshly issued token pair.
+    case sessionWrite
+}
+
+/// One op of the protocol: its name, the types of its body and reply body, and the
+/// rules every service and client applies to it.
+public struct Op<Request: Codable & Sendable, Response: Codable & Sendable>: Sendable {
+    public let name: String
+    public let access: Access
+    public let effect: Effect
+    /// Frames after frame 0 the op takes (images, avatars).
+    public let maxAttachments: Int
+    public let maxFrame0Bytes: Int
+
+    public init(_ name: String, access: Access, effect: Effect,
+                maxAttachments: Int = 0, maxFrame0Bytes: Int = Limits.requestFrame0Bytes) {
+        self.name = name
+        self.access = access
+        self.effect = effect
+        self.maxAttachments = maxAttachments
+        self.maxFrame0Bytes = maxFrame0Bytes
+    }
+
+    /// The service an op belongs to: the part of its name before the first dot.
+    public var service: String { String(name.prefix(while: { $0 != "." })) }
+}
+
+/// A request body that checks the protocol's rules beyond its JSON shape (lengths,
+/// ranges, formats). Services run `validate()` after decoding, so a handler sees
+/// only valid input; clients may run it before sending.
+public protocol ValidatedBody: Codable, Sendable {
+    func validate() throws
+}
+
+extension ValidatedBody {
+    public func validate() throws {}
+}
+
+/// A body with no fields: `{}`.
+public struct Empty: ValidatedBody, Equatable {
+    public init() {}
+}

@@ -1,0 +1,130 @@
+import Contracts
+import Foundation
+import Wire
+import ZeroMQ
+
+/// A client of one service, with the Lazy Pirate pattern of the ZeroMQ guide: each
+/// try waits a bounded time, a try that times out is abandoned with its socket, and
+/// the next try sends the same request id on a fresh socket, so the service can
+/// answer a retried write from its log instead of applying it twice.
+///
+/// Not thread-safe (it owns a socket): make one per thread.
+public final class ServiceClient {
+    public struct Configuration: Sendable {
+        /// The service's name, for error messages.
+        public var service: String
+        public var endpoint: String
+        /// How long one try waits for the reply.
+        public var timeout: TimeInterval
+        public var tries: Int
+        public var context: Context
+
+        public init(service: String, endpoint: String, timeout: TimeInterval = 2.5, tries: Int = 3,
+                    context: Context = .shared) {
+            self.service = service
+            self.endpoint = endpoint
+            self.timeout = timeout
+            self.tries = tries
+            self.context = context
+        }
+    }
+
+    public let configuration: Configuration
+    private var socket: Socket?
+
+    public init(_ configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    public convenience init(service: String, endpoint: String, timeout: TimeInterval = 2.5, tries: Int = 3) {
+        self.init(Configuration(service: service, endpoint: endpoint, timeout: timeout, tries: tries))
+    }
+
+    deinit { socket?.close() }
+
+    /// Calls an op and decodes its reply body; a failed reply is thrown as the
+    /// `ServiceError` it carries.
+    public func call<Request, Response>(
+        _ op: Op<Request, Response>, _ body: Request, token: String? = nil, attachments: [Data] = [], id: String? = nil
+    ) throws -> Response {
+        try callWithAttachments(op, body, token: token, attachments: attachments, id: id).value
+    }
+
+    /// Calls an op whose reply has frames after frame 0 (avatars, images).
+    public func callWithAttachments<Request, Response>(
+        _ op: Op<Request, Response>, _ body: Request, token: String? = nil, attachments: [Data] = [], id: String? = nil
+    ) throws -> (value: Response, attachments: [Data]) {
+        let encoded: JSONValue
+        do {
+            encoded = try JSONValueEncoder().encode(body)
+        } catch {
+            throw ServiceError.invalidArgument(field: "", "the request body could not be encoded: \(error)")
+        }
+        let (reply, replyAttachments) = try callRaw(op: op.name, body: encoded, token: token, attachments: attachments, id: id)
+        switch reply.result {
+        case .failure(let error):
+            throw error
+        case .success(let object):
+            do {
+                return (try JSONValueDecoder().decode(Response.self, from: .object(object)), replyAttachments)
+            } catch {
+                throw ServiceError(code: .internal, message: "\(op.name) replied with an unexpected body: \(error)")
+            }
+        }
+    }
+
+    /// Sends one request and returns the decoded reply envelope and any frames after
+    /// frame 0. Throws `unavailable` when no try is answered.
+    public func callRaw(op: String, body: JSONValue, token: String? = nil, attachments: [Data] = [],
+                        id: String? = nil) throws -> (reply: ReplyEnvelope.Decoded, attachments: [Data]) {
+        let requestID = id ?? Identifier.random()
+        let frame0 = RequestEnvelope.encode(id: requestID, op: op, token: token, body: body)
+        guard let frames = try exchange([frame0] + attachments) else {
+            throw ServiceError.unavailable(
+                "\(configuration.service) did not answer at \(configuration.endpoint) "
+                + "(\(configuration.tries) tries of \(configuration.timeout) s)")
+        }
+        let reply = ReplyEnvelope.decode(frames[0])
+        if reply.id != requestID, case .success = reply.result {
+            throw ServiceError(code: .internal, message: "\(op) was answered with another request's id")
+        }
+        return (reply, Array(frames.dropFirst()))
+    }
+
+    /// Sends frames as they are and waits for the reply frames, with the retry
+    /// policy; nil when no try was answered. For tools and tests that send what a
+    /// typed call cannot.
+    public func exchange(_ frames: [Data]) throws -> [Data]? {
+        for _ in 0..<max(1, configuration.tries) {
+            let socket = try connectedSocket()
+            try socket.send(frames)
+            var poller = Poller()
+            poller.addReadable(socket)
+            if try poller.poll(timeout: Int(configuration.timeout * 1000)) > 0,
+               let reply = try socket.receiveMessage(wait: false) {
+                return reply
+            }
+            // A REQ socket that got no reply cannot send again: start afresh.
+            abandonSocket()
+        }
+        return nil
+    }
+
+    /// Closes the socket; the next call connects again.
+    public func close() { abandonSocket() }
+
+    private func connectedSocket() throws -> Socket {
+        if let socket { return socket }
+        let socket = try configuration.context.makeSocket(.request)
+        try socket.set(.linger(milliseconds: 0))
+        try socket.set(.maxMessageSize(bytes: Int64(Limits.messageBytes)))
+        try socket.connect(configuration.endpoint)
+        self.socket = socket
+        return socket
+    }
+
+    private func abandonSocket() {
+        socket?.close()
+        socket = nil
+    }
+}

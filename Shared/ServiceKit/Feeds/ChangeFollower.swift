@@ -1,0 +1,187 @@
+import Contracts
+import Foundation
+import GRDB
+import Logging
+import ServiceClient
+import Synchronization
+import Wire
+import ZeroMQ
+
+/// Follows another service's change feed into this service's database.
+///
+/// Each batch and the new cursor are applied in one transaction of the follower's
+/// own file, so a crash at any point neither loses nor repeats a change. The
+/// follower wakes on the source's PUB notice and polls every second as well, so a
+/// lost notice only delays.
+public final class ChangeFollower<Change: FeedChange>: Sendable {
+    public struct Feed: Sendable {
+        /// The cursor's name in `feed_cursor`: the source service (`auth`, `catalogue`).
+        public var name: String
+        public var requestEndpoint: String
+        /// The source's PUB socket, for prompt notices; nil polls only.
+        public var eventsEndpoint: String?
+        public var op: Op<ChangesRequest, ChangesReply<Change>>
+        public var batchSize: Int
+        public var pollInterval: TimeInterval
+        public var context: Context
+
+        public init(name: String, requestEndpoint: String, eventsEndpoint: String?,
+                    op: Op<ChangesRequest, ChangesReply<Change>>, batchSize: Int = 500,
+                    pollInterval: TimeInterval = 1, context: Context = .shared) {
+            self.name = name
+            self.requestEndpoint = requestEndpoint
+            self.eventsEndpoint = eventsEndpoint
+            self.op = op
+            self.batchSize = batchSize
+            self.pollInterval = pollInterval
+            self.context = context
+        }
+    }
+
+    public let feed: Feed
+    private let database: ServiceDatabase
+    private let apply: @Sendable ([Change], Database) throws -> Void
+    private let logger: Logger
+    private let controlEndpoint = "inproc://follower-\(UUID().uuidString)"
+    private let thread = Mutex<ServiceThread?>(nil)
+    /// The highest seq the source has announced, for reporting lag.
+    private let announcedSeq = Atomic<Int64>(0)
+
+    /// - Parameter apply: applies one batch inside the transaction that also moves
+    ///   the cursor. It must not open transactions of its own.
+    public init(feed: Feed, database: ServiceDatabase, logger: Logger,
+                apply: @escaping @Sendable ([Change], Database) throws -> Void) {
+        self.feed = feed
+        self.database = database
+        self.apply = apply
+        self.logger = logger
+    }
+
+    /// The seq of the last change applied.
+    public func cursor() throws -> Int64 {
+        try database.pool.read { db in try FeedCursor.seq(feed.name, in: db) }
+    }
+
+    /// How many announced changes are not applied yet (0 when none were announced).
+    public func lag() throws -> Int64 {
+        max(0, announcedSeq.load(ordering: .relaxed) - (try cursor()))
+    }
+
+    /// Fetches and applies batches until the source has nothing newer (or
+    /// `maxBatches` were applied); returns how many changes were applied.
+    @discardableResult
+    public func catchUp(using client: ServiceClient, maxBatches: Int = .max) throws -> Int {
+        var applied = 0
+        var batches = 0
+        var after = try cursor()
+        while batches < maxBatches {
+            let reply = try client.call(feed.op, ChangesRequest(after: after, limit: feed.batchSize))
+            guard !reply.changes.isEmpty, reply.lastSeq > after else { break }
+            try database.pool.write { db in
+                try apply(reply.changes, db)
+                try FeedCursor.set(feed.name, seq: reply.lastSeq, in: db)
+            }
+            announcedSeq.store(max(announcedSeq.load(ordering: .relaxed), reply.lastSeq), ordering: .relaxed)
+            applied += reply.changes.count
+            batches += 1
+            after = reply.lastSeq
+        }
+        return applied
+    }
+
+    /// Starts following on a thread of its own.
+    public func start() {
+        thread.withLock { thread in
+            guard thread == nil else { return }
+            thread = ServiceThread(name: "follow-\(feed.name)") { [self] in run() }
+        }
+    }
+
+    /// Stops following; returns once the thread has finished its current batch.
+    public func stop() {
+        guard let running = thread.withLock({ thread -> ServiceThread? in
+            defer { thread = nil }
+            return thread
+        }) else { return }
+        if let control = try? feed.context.makeSocket(.push) {
+            try? control.set(.linger(milliseconds: 0))
+            try? control.connect(controlEndpoint)
+            _ = try? control.send(Data("stop".utf8))
+            running.join()
+            control.close()
+        }
+    }
+
+    private func run() {
+        let client = ServiceClient(service: feed.name, endpoint: feed.requestEndpoint, timeout: 2, tries: 1)
+        let control: Socket
+        var notices: Socket?
+        do {
+            control = try feed.context.makeSocket(.pull)
+            try control.set(.linger(milliseconds: 0))
+            try control.bind(controlEndpoint)
+            if let events = feed.eventsEndpoint {
+                let subscriber = try feed.context.makeSocket(.subscribe)
+                try subscriber.set(.linger(milliseconds: 0))
+                try subscriber.set(.maxMessageSize(bytes: Int64(Limits.messageBytes)))
+                try subscriber.set(.subscribe(Data(ChangeNotice.topic(service: feed.name).utf8)))
+                try subscriber.connect(events)
+                notices = subscriber
+            }
+        } catch {
+            logger.critical("the \(feed.name) follower could not open its sockets", metadata: ["error": "\(error)"])
+            return
+        }
+        defer {
+            client.close()
+            notices?.close()
+            control.close()
+        }
+        var poller = Poller()
+        let controlIndex = poller.addReadable(control)
+        let noticeIndex = notices.map { poller.addReadable($0) }
+        var lastProblem: String?
+        while true {
+            do {
+                try catchUp(using: client)
+                if lastProblem != nil {
+                    logger.info("following \(feed.name) again")
+                    lastProblem = nil
+                }
+            } catch {
+                // Say it once, not every second while the source is away.
+                let problem = "\(error)"
+                if problem != lastProblem {
+                    logger.warning("could not follow \(feed.name)", metadata: ["error": "\(problem)"])
+                    lastProblem = problem
+                }
+            }
+            do {
+                try poller.poll(timeout: Int(feed.pollInterval * 1000))
+                if poller.isReadable(controlIndex) { return }
+                if let noticeIndex, poller.isReadable(noticeIndex), let notices {
+                    // Several notices make one catch-up.
+                    while let frames = try notices.receiveMessage(wait: false) {
+                        if frames.count == 2, let notice = try? JSONValueDecoder().decode(ChangeNotice.self, from: frames[1]) {
+                            announcedSeq.store(max(announcedSeq.load(ordering: .relaxed), notice.seq), ordering: .relaxed)
+                        }
+                    }
+                }
+            } catch {
+                logger.error("the \(feed.name) follower stopped", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+    }
+}
+
+/// The `feed_cursor` table's SQL.
+public enum FeedCursor {
+    public static func seq(_ feed: String, in db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT seq FROM feed_cursor WHERE feed = ?", arguments: [feed]) ?? 0
+    }
+
+    public static func set(_ feed: String, seq: Int64, in db: Database) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO feed_cursor (feed, seq) VALUES (?, ?)", arguments: [feed, seq])
+    }
+}

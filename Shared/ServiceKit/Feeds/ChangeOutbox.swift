@@ -1,0 +1,110 @@
+import Contracts
+import Foundation
+import GRDB
+import Wire
+
+/// The transactional outbox of a service whose data others follow.
+///
+/// A store records a change in the same transaction as the data it describes, so
+/// the feed never misses or invents a change. Recording replaces the entity's
+/// earlier change: the feed is always compacted to the latest change per entity,
+/// deletions included, and a follower starting from 0 rebuilds the current state.
+public struct ChangeOutbox: Sendable {
+    public let service: String
+
+    public init(service: String) {
+        self.service = service
+    }
+
+    /// Records `change` for `entity` in the current transaction. Its `seq` is assigned
+    /// here; whatever the value carries is ignored.
+    public func record(_ change: some FeedChange, entity: String, in db: Database) throws {
+        guard case .object(var object) = try JSONValueEncoder().encode(change) else {
+            throw ServiceError.internal
+        }
+        object["seq"] = nil
+        let payload = String(decoding: JSONWriter.data(.object(object)), as: UTF8.self)
+        // REPLACE deletes the entity's earlier row and inserts with a new, higher seq.
+        try db.execute(sql: "INSERT OR REPLACE INTO change (entity, payload) VALUES (?, ?)",
+                       arguments: [entity, payload])
+    }
+
+    /// The body of a `<service>.changes` reply, written straight from the stored JSON.
+    ///
+    /// Stops early to keep the reply under the protocol's page size.
+    public func changesReply(after: Int64, limit: Int, in db: Database) throws -> RawJSON {
+        var writer = JSONWriter(capacity: 4096)
+        writer.appendASCII("{\"changes\":[")
+        var lastSeq = after
+        var count = 0
+        let rows = try Row.fetchCursor(db, sql: "SELECT seq, payload FROM change WHERE seq > ? ORDER BY seq LIMIT ?",
+                                       arguments: [after, limit])
+        while let row = try rows.next() {
+            let seq: Int64 = row[0]
+            let payload: String = row[1]
+            if count > 0 && writer.bytes.count + payload.utf8.count > Limits.replyPageBytes - 64 { break }
+            if count > 0 { writer.appendASCII(",") }
+            // The stored object minus its opening brace, after the seq.
+            writer.appendASCII("{\"seq\":\(seq)")
+            if payload.utf8.count > 2 { writer.appendASCII(",") }
+            writer.writeRaw(payload.utf8.dropFirst())
+            lastSeq = seq
+            count += 1
+        }
+        writer.appendASCII("],\"lastSeq\":\(lastSeq)}")
+        return RawJSON(writer.bytes)
+    }
+
+    /// The highest seq recorded so far (0 when none).
+    public func lastSeq(in db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'change'") ?? 0
+    }
+
+    /// Announces each commit that recorded changes on `publisher`, as
+    /// `<service>.changed/` with `{"seq":N}`.
+    public func announceCommits(of database: ServiceDatabase, on publisher: EventPublisher) {
+        let announcer = CommitAnnouncer(topic: ChangeNotice.topic(service: service), publisher: publisher)
+        database.pool.add(transactionObserver: announcer, extent: .databaseLifetime)
+    }
+}
+
+/// Watches the outbox table and publishes the highest new seq after each commit.
+/// GRDB calls it on the writer's queue only, one transaction at a time.
+private final class CommitAnnouncer: TransactionObserver {
+    let topic: String
+    let publisher: EventPublisher
+    private var pendingSeq: Int64 = 0
+
+    init(topic: String, publisher: EventPublisher) {
+        self.topic = topic
+        self.publisher = publisher
+    }
+
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
+        if case .insert(let table) = eventKind { return table == "change" }
+        return false
+    }
+
+    func databaseDidChange(with event: DatabaseEvent) {
+        pendingSeq = max(pendingSeq, event.rowID)
+    }
+
+    func databaseDidCommit(_ db: Database) {
+        guard pendingSeq > 0 else { return }
+        let notice = ChangeNotice(seq: pendingSeq)
+        pendingSeq = 0
+        if let body = try? JSONValueEncoder().encodeData(notice) {
+            publisher.publish(topic: topic, body: body)
+        }
+    }
+
+    func databaseDidRollback(_ db: Database) {
+        pendingSeq = 0
+    }
+}
+
+/// A reply body that is already JSON text, spliced into the envelope as it is.
+public struct RawJSON: Sendable {
+    public let bytes: [UInt8]
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Runs periodic upkeep (forgetting old idempotency entries, expired sessions) on a
+/// thread of its own, off the request path.
+public final class Housekeeper: Sendable {
+    public struct Task: Sendable {
+        public var name: String
+        public var interval: TimeInterval
+        public var work: @Sendable () throws -> Void
+
+        public init(name: String, every interval: TimeInterval, _ work: @escaping @Sendable () throws -> Void) {
+            self.name = name
+            self.interval = interval
+            self.work = work
+        }
+    }
+
+    private let tasks: [Task]
+    private let logger: Logger
+    private let condition = NSCondition()
+    private let isStopped = Atomic<Bool>(false)
+    private let thread = Mutex<ServiceThread?>(nil)
+
+    public init(tasks: [Task], logger: Logger) {
+        self.tasks = tasks
+        self.logger = logger
+    }
+
+    /// Starts the thread; each task first runs one interval after the start.
+    public func start() {
+        thread.withLock { thread in
+            guard thread == nil, !tasks.isEmpty else { return }
+            thread = ServiceThread(name: "housekeeping") { [self] in run() }
+        }
+    }
+
+    public func stop() {
+        condition.lock()
+        isStopped.store(true, ordering: .relaxed)
+        condition.broadcast()
+        condition.unlock()
+        thread.withLock { $0 }?.join()
+    }
+
+    private func run() {
+        var due = tasks.map { Date().addingTimeInterval($0.interval) }
+        while true {
+            condition.lock()
+            let next = due.min() ?? Date.distantFuture
+            while !isStopped.load(ordering: .relaxed) && Date() < next {
+                _ = condition.wait(until: next)
+            }
+            condition.unlock()
+            if isStopped.load(ordering: .relaxed) { return }
+            for (index, task) in tasks.enumerated() where due[index] <= Date() {
+                do {
+                    try task.work()
+                } catch {
+                    logger.error("housekeeping task \(task.name) failed", metadata: ["error": "\(error)"])
+                }
+                due[index] = Date().addingTimeInterval(task.interval)
+            }
+        }
+    }
+}

@@ -1,0 +1,21 @@
+import Foundation
+import Imaging
+import Wire
+
+/// The protocol's rules for images (avatars and post images), as errors.
+public enum ImageRules {
+    public static func check(_ data: Data, field: String) throws -> ImageInfo {
+        do {
+            return try ImageProbe.inspect(data, maxBytes: Limits.imageBytes, maxPixels: Limits.imagePixels)
+        } catch {
+            switch error {
+            case .unrecognized, .malformedHeader:
+                throw ServiceError.invalidArgument(field: field, "the \(field) must be a JPEG, PNG or WebP image")
+            case .tooManyBytes(let bytes, let limit):
+                throw ServiceError.tooLarge("the \(field) is \(bytes) bytes, over the limit of \(limit)")
+            case .tooManyPixels(let width, let height, let limit):
+                throw ServiceError.tooLarge("the \(field) is \(width)×\(height) pixels, over the limit of \(limit)")
+            }
+        }
+    }
+}

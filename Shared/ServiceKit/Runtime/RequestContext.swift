@@ -1,0 +1,115 @@
+import Contracts
+import Foundation
+import GRDB
+import Logging
+import Wire
+
+/// What a handler knows about the request it serves, and how it commits.
+///
+/// One per request, used on one thread.
+public final class RequestContext {
+    public let requestID: String
+    public let op: String
+    /// The verified token's user, when a token was sent.
+    public let caller: Caller?
+    /// Frames 1…n of the request.
+    public let attachments: [Data]
+    public let receivedAt: Date
+    public var logger: Logger
+
+    let effect: Effect
+    let database: ServiceDatabase?
+    private(set) var idempotencyKey: IdempotencyKey?
+    private(set) var fingerprint: Data?
+    /// Set when the answer came from the idempotency log, so it is not kept again.
+    private(set) var answeredFromLog = false
+
+    init(requestID: String, op: String, caller: Caller?, attachments: [Data], receivedAt: Date,
+         logger: Logger, effect: Effect, database: ServiceDatabase?) {
+        self.requestID = requestID
+        self.op = op
+        self.caller = caller
+        self.attachments = attachments
+        self.receivedAt = receivedAt
+        self.logger = logger
+        self.effect = effect
+        self.database = database
+    }
+
+    /// The caller; ops declared with `.user` or `.registered` access always have one.
+    public func requireCaller() throws -> Caller {
+        guard let caller else { throw ServiceError.unauthenticated("this op needs an access token") }
+        return caller
+    }
+
+    /// Runs `work` in one write transaction and returns its value as the reply. For a
+    /// state-changing op the reply is kept, in that same transaction, under the
+    /// request's id: a retry gets it back and changes nothing.
+    public func commit<Value: Encodable & Sendable>(_ work: (Database) throws -> Value) throws -> Committed<Value> {
+        let database = try requireDatabase()
+        return try database.pool.write { db in
+            let value = try work(db)
+            let frame0 = try successFrame(value)
+            if effect == .write, let key = idempotencyKey, let fingerprint {
+                try IdempotencyLog.record(key, fingerprint: fingerprint, answer: .reply(frame0), in: db)
+            }
+            return Committed(value: value, frame0: frame0)
+        }
+    }
+
+    /// Like `commit`, for replies that carry tokens: keeps `state` (the session the
+    /// tokens belong to) instead of the reply, for `Router.sessionWrite`'s replay.
+    public func commitSession<Value: Encodable & Sendable, State: Encodable>(
+        _ work: (Database) throws -> (Value, State)
+    ) throws -> Committed<Value> {
+        let database = try requireDatabase()
+        return try database.pool.write { db in
+            let (value, state) = try work(db)
+            if let key = idempotencyKey, let fingerprint {
+                let kept = try JSONValueEncoder().encodeData(state)
+                try IdempotencyLog.record(key, fingerprint: fingerprint, answer: .session(kept), in: db)
+            }
+            return Committed(value: value, frame0: try successFrame(value))
+        }
+    }
+
+    func successFrame<Value: Encodable>(_ value: Value) throws -> Data {
+        ReplyEnvelope.success(id: requestID, body: try JSONValueEncoder().encode(value))
+    }
+
+    // MARK: Idempotency, for the router
+
+    func beginWrite(fingerprint: Data) throws {
+        self.fingerprint = fingerprint
+        self.idempotencyKey = IdempotencyKey(op: op, requestID: requestID, caller: caller?.userID ?? "")
+    }
+
+    /// What was answered before to this request id, or nil when it is new.
+    /// The same id with a different body is a `conflict`.
+    func keptAnswer() throws -> KeptRequest.Answer? {
+        guard let key = idempotencyKey, let fingerprint, let database else { return nil }
+        guard let kept = try database.pool.read({ db in try IdempotencyLog.find(key, in: db) }) else { return nil }
+        guard kept.fingerprint == fingerprint else {
+            answeredFromLog = true
+            throw ServiceError.conflict("request id \"\(requestID)\" was already used for a different \(op) request")
+        }
+        answeredFromLog = true
+        return kept.answer
+    }
+
+    /// Keeps a failure reply of a state-changing op, so a retry gets the same answer.
+    func keepFailure(_ frame0: Data) throws {
+        guard effect != .read, !answeredFromLog, let key = idempotencyKey, let fingerprint, let database else { return }
+        try database.pool.write { db in
+            try IdempotencyLog.record(key, fingerprint: fingerprint, answer: .reply(frame0), in: db)
+        }
+    }
+
+    private func requireDatabase() throws -> ServiceDatabase {
+        guard let database else {
+            logger.error("\(op) commits but its service has no database")
+            throw ServiceError.internal
+        }
+        return database
+    }
+}

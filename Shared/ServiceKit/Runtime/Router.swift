@@ -1,0 +1,174 @@
+import Contracts
+import Crypto
+import Foundation
+import GRDB
+import Wire
+
+/// The ops a service answers, each bound to a plain synchronous handler.
+///
+/// A handler gets the decoded, validated body and a `RequestContext`, and returns
+/// the reply body or throws a `ServiceError`. Handlers of state-changing ops return
+/// the result of `context.commit`, which keeps the reply in the same transaction as
+/// the change, so a retried request id is answered and never applied twice.
+public struct Router: Sendable {
+    public let service: String
+    private(set) var routes: [String: Route] = [:]
+
+    public init(service: String) {
+        self.service = service
+    }
+
+    /// An op that changes nothing.
+    public mutating func read<Request: ValidatedBody, Response>(
+        _ op: Op<Request, Response>, pool: String? = nil,
+        _ handler: @escaping @Sendable (Request, RequestContext) throws -> Response
+    ) {
+        add(op, pool: pool) { envelope, context in
+            let body = try Self.decode(Request.self, envelope)
+            let value = try handler(body, context)
+            return HandlerOutput(frame0: try context.successFrame(value))
+        }
+    }
+
+    /// An op that changes nothing and answers with binary frames after frame 0.
+    public mutating func read<Request: ValidatedBody, Response>(
+        _ op: Op<Request, Response>, pool: String? = nil,
+        _ handler: @escaping @Sendable (Request, RequestContext) throws -> Reply<Response>
+    ) {
+        add(op, pool: pool) { envelope, context in
+            let body = try Self.decode(Request.self, envelope)
+            let reply = try handler(body, context)
+            return HandlerOutput(frame0: try context.successFrame(reply.value), attachments: reply.attachments)
+        }
+    }
+
+    /// An op that changes nothing whose reply body is already JSON (hot paths, feeds).
+    public mutating func readRaw<Request: ValidatedBody, Response>(
+        _ op: Op<Request, Response>, pool: String? = nil,
+        _ handler: @escaping @Sendable (Request, RequestContext) throws -> RawJSON
+    ) {
+        add(op, pool: pool) { envelope, context in
+            let body = try Self.decode(Request.self, envelope)
+            let raw = try handler(body, context)
+            return HandlerOutput(frame0: ReplyEnvelope.success(id: context.requestID, rawBody: raw.bytes))
+        }
+    }
+
+    /// A state-changing op: the reply is kept for retries of the same request id.
+    public mutating func write<Request: ValidatedBody, Response>(
+        _ op: Op<Request, Response>, pool: String? = nil,
+        _ handler: @escaping @Sendable (Request, RequestContext) throws -> Committed<Response>
+    ) {
+        precondition(op.effect == .write, "\(op.name) is not declared as a write")
+        add(op, pool: pool) { envelope, context in
+            let body = try Self.decode(Request.self, envelope)
+            try context.beginWrite(fingerprint: Self.fingerprint(body, envelope.attachments))
+            if case .reply(let frame0)? = try context.keptAnswer() {
+                return HandlerOutput(frame0: frame0)
+            }
+            return HandlerOutput(frame0: try handler(body, context).frame0)
+        }
+    }
+
+    /// A state-changing op whose reply carries tokens, which are never stored. The
+    /// handler commits with `commitSession`, keeping `State` (which session); a retry
+    /// is answered by `replay` with that state, issuing fresh tokens.
+    public mutating func sessionWrite<Request: ValidatedBody, Response, State: Codable & Sendable>(
+        _ op: Op<Request, Response>, pool: String? = nil, state: State.Type,
+        handle: @escaping @Sendable (Request, RequestContext) throws -> Committed<Response>,
+        replay: @escaping @Sendable (State, Request, RequestContext) throws -> Response
+    ) {
+        precondition(op.effect == .sessionWrite, "\(op.name) is not declared as a session write")
+        add(op, pool: pool) { envelope, context in
+            let body = try Self.decode(Request.self, envelope)
+            try context.beginWrite(fingerprint: Self.fingerprint(body, envelope.attachments))
+            switch try context.keptAnswer() {
+            case .reply(let frame0)?:
+                return HandlerOutput(frame0: frame0)
+            case .session(let data)?:
+                let state = try JSONValueDecoder().decode(State.self, from: data)
+                return HandlerOutput(frame0: try context.successFrame(try replay(state, body, context)))
+            case nil:
+                return HandlerOutput(frame0: try handle(body, context).frame0)
+            }
+        }
+    }
+
+    /// Serves `<service>.changes` from the service's outbox.
+    public mutating func changes<Change>(
+        _ op: Op<ChangesRequest, ChangesReply<Change>>, outbox: ChangeOutbox, database: ServiceDatabase
+    ) {
+        readRaw(op) { request, _ in
+            try database.pool.read { db in
+                try outbox.changesReply(after: request.after, limit: request.limit, in: db)
+            }
+        }
+    }
+
+    func route(_ name: String) -> Route? { routes[name] }
+    var allRoutes: Dictionary<String, Route>.Values { routes.values }
+
+    private mutating func add<Request, Response>(
+        _ op: Op<Request, Response>, pool: String?,
+        run: @escaping @Sendable (RequestEnvelope, RequestContext) throws -> HandlerOutput
+    ) {
+        precondition(op.service == service, "\(op.name) does not belong to the \(service) service")
+        precondition(routes[op.name] == nil, "\(op.name) is registered twice")
+        routes[op.name] = Route(name: op.name, access: op.access, effect: op.effect,
+                                maxAttachments: op.maxAttachments, maxFrame0Bytes: op.maxFrame0Bytes,
+                                pool: pool, run: run)
+    }
+
+    private static func decode<Request: ValidatedBody>(_ type: Request.Type, _ envelope: RequestEnvelope) throws -> Request {
+        let body = try envelope.decodeBody(Request.self)
+        try body.validate()
+        return body
+    }
+
+    /// What identifies a request's content for idempotency: its body in canonical
+    /// form (passwords left out) and its attachments.
+    static func fingerprint<Request: ValidatedBody>(_ body: Request, _ attachments: [Data]) throws -> Data {
+        var hash = SHA256()
+        let comparable = (body as? any HoldsSecrets)?.withoutSecrets as? Request ?? body
+        hash.update(data: try JSONValueEncoder().encodeData(comparable, sortsKeys: true))
+        for attachment in attachments {
+            hash.update(data: Data(SHA256.hash(data: attachment)))
+        }
+        return Data(hash.finalize())
+    }
+}
+
+/// One registered op, with its protocol rules and its type-erased handler.
+struct Route: Sendable {
+    let name: String
+    let access: Access
+    let effect: Effect
+    let maxAttachments: Int
+    let maxFrame0Bytes: Int
+    /// The worker pool that runs it; nil for the service's main workers.
+    let pool: String?
+    let run: @Sendable (RequestEnvelope, RequestContext) throws -> HandlerOutput
+}
+
+struct HandlerOutput: Sendable {
+    var frame0: Data
+    var attachments: [Data] = []
+}
+
+/// A reply body with binary frames after frame 0.
+public struct Reply<Value: Sendable>: Sendable {
+    public var value: Value
+    public var attachments: [Data]
+
+    public init(_ value: Value, attachments: [Data]) {
+        self.value = value
+        self.attachments = attachments
+    }
+}
+
+/// The reply of a state-changing op, kept in the same transaction as the change.
+/// Only `RequestContext.commit` makes one.
+public struct Committed<Value: Sendable>: Sendable {
+    public let value: Value
+    let frame0: Data
+}

@@ -1,0 +1,116 @@
+import ArgumentParser
+import Contracts
+import Foundation
+import Logging
+
+/// The flags every service executable takes. Each overrides the matching
+/// `HEREABOUTS_*` variable, which overrides the default.
+public struct ServiceOptions: ParsableArguments {
+    @Option(help: "Where clients connect (default: HEREABOUTS_<SVC>_ENDPOINT, else the stack's port).")
+    public var endpoint: String?
+
+    @Option(help: "Where the PUB socket binds (default: HEREABOUTS_<SVC>_EVENTS, else the stack's port).")
+    public var events: String?
+
+    @Option(name: .customLong("data-dir"), help: "The directory of the SQLite files (default: HEREABOUTS_DATA_DIR, else ~/.local/share/hereabouts).")
+    public var dataDirectory: String?
+
+    @Option(help: "Worker threads answering requests (default: HEREABOUTS_WORKERS, else the number of cores, at least 2).")
+    public var workers: Int?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default: HEREABOUTS_LOG_LEVEL, else info).")
+    public var logLevel: String?
+
+    public init() {}
+
+    /// The flags that were given, as plain values.
+    public var overrides: ServiceSettings.Overrides {
+        ServiceSettings.Overrides(endpoint: endpoint, events: events, dataDirectory: dataDirectory,
+                                  workers: workers, logLevel: logLevel)
+    }
+}
+
+/// A service's resolved settings: flags, then environment, then defaults.
+public struct ServiceSettings: Sendable {
+    public var service: String
+    public var endpoint: String
+    public var eventsEndpoint: String?
+    public var dataDirectory: String
+    public var workers: Int
+    public var logLevel: Logger.Level
+    /// The environment the settings were read from, for the endpoints of other services.
+    public var environment: [String: String]
+
+    /// Values that win over the environment (an executable's flags).
+    public struct Overrides: Sendable {
+        public var endpoint: String?
+        public var events: String?
+        public var dataDirectory: String?
+        public var workers: Int?
+        public var logLevel: String?
+
+        public init(endpoint: String? = nil, events: String? = nil, dataDirectory: String? = nil,
+                    workers: Int? = nil, logLevel: String? = nil) {
+            self.endpoint = endpoint
+            self.events = events
+            self.dataDirectory = dataDirectory
+            self.workers = workers
+            self.logLevel = logLevel
+        }
+    }
+
+    public init(service: String, options: ServiceOptions, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        try self.init(service: service, overrides: options.overrides, environment: environment)
+    }
+
+    public init(service: String, overrides options: Overrides = Overrides(),
+                environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        self.service = service
+        self.environment = environment
+        let own = ServiceEndpoints.resolve(service, environment: environment)
+        endpoint = options.endpoint ?? own.requests
+        eventsEndpoint = options.events ?? own.events
+        dataDirectory = options.dataDirectory ?? environment["HEREABOUTS_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? Self.defaultDataDirectory(environment: environment)
+        if let text = options.workers.map(String.init) ?? environment["HEREABOUTS_WORKERS"] {
+            guard let count = Int(text), (1...256).contains(count) else {
+                throw ValidationError("workers must be a number from 1 to 256, not \(text)")
+            }
+            workers = count
+        } else {
+            workers = max(2, ProcessInfo.processInfo.activeProcessorCount)
+        }
+        let levelText = options.logLevel ?? environment["HEREABOUTS_LOG_LEVEL"] ?? "info"
+        guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
+            throw ValidationError("log level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), not \(levelText)")
+        }
+        logLevel = level
+    }
+
+    /// The file of this service's database.
+    public var databasePath: String {
+        ServiceDatabase.path(service: service, in: dataDirectory)
+    }
+
+    /// Where another service listens, from the same environment variables.
+    public func endpoints(of peer: String) -> (requests: String, events: String?) {
+        ServiceEndpoints.resolve(peer, environment: environment)
+    }
+
+    static func defaultDataDirectory(environment: [String: String]) -> String {
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty {
+            return URL(fileURLWithPath: xdg).appendingPathComponent("hereabouts").path
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/hereabouts").path
+    }
+}
+
+/// Sends log lines of `level` and above to standard error. Call once per process.
+public func bootstrapLogging(level: Logger.Level) {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return handler
+    }
+}

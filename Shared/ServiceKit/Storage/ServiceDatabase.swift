@@ -1,0 +1,86 @@
+import Foundation
+import GRDB
+
+/// How hard a commit tries to survive a power loss (see Docs/OPERATIONS.md).
+public enum Durability: Sendable {
+    /// `synchronous=FULL`: a commit is on disk before it is acknowledged.
+    case full
+    /// `synchronous=NORMAL` in WAL mode: a power loss may undo the last commits, but
+    /// the file is never corrupted.
+    case normal
+}
+
+/// A service's own SQLite file (`<data dir>/<service>.sqlite`): a WAL-mode pool
+/// holding the service's tables and ServiceKit's (idempotency log, change outbox,
+/// feed cursors), migrated when opened.
+public final class ServiceDatabase: Sendable {
+    public let pool: DatabasePool
+    public let path: String
+
+    /// Opens (creating when needed) the database and runs ServiceKit's migrations,
+    /// then the service's own, registered by `migrations`.
+    public init(path: String, durability: Durability = .normal,
+                migrations: (inout DatabaseMigrator) -> Void) throws {
+        var configuration = Configuration()
+        configuration.label = URL(fileURLWithPath: path).lastPathComponent
+        // Writers wait for each other instead of failing: several threads write.
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+            try db.execute(sql: "PRAGMA foreign_keys = ON")
+        }
+        try FileManager.default.createDirectory(
+            at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+        self.path = path
+        self.pool = try DatabasePool(path: path, configuration: configuration)
+
+        var migrator = DatabaseMigrator()
+        ServiceKitSchema.register(in: &migrator)
+        migrations(&migrator)
+        try migrator.migrate(pool)
+    }
+
+    /// The file for `service` in `directory`.
+    public static func path(service: String, in directory: String) -> String {
+        URL(fileURLWithPath: directory).appendingPathComponent("\(service).sqlite").path
+    }
+}
+
+/// ServiceKit's tables, in every service's file. A shipped migration is never
+/// changed; later changes are new migrations.
+enum ServiceKitSchema {
+    static func register(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("servicekit-1") { db in
+            // The kept reply (or, for ops that hand out tokens, the session to
+            // re-issue) of each state-changing request.
+            try db.execute(sql: """
+                CREATE TABLE idempotency (
+                    op TEXT NOT NULL,
+                    request_id TEXT NOT NULL,
+                    caller TEXT NOT NULL,
+                    fingerprint BLOB NOT NULL,
+                    is_session INTEGER NOT NULL,
+                    payload BLOB NOT NULL,
+                    created_at REAL NOT NULL,
+                    PRIMARY KEY (op, request_id, caller)
+                ) WITHOUT ROWID;
+                CREATE INDEX idempotency_created_at ON idempotency(created_at);
+                """)
+            // The transactional outbox: the latest change per entity, in commit order.
+            try db.execute(sql: """
+                CREATE TABLE change (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    entity TEXT NOT NULL UNIQUE,
+                    payload TEXT NOT NULL
+                );
+                """)
+            // How far this service has applied each feed it follows.
+            try db.execute(sql: """
+                CREATE TABLE feed_cursor (
+                    feed TEXT PRIMARY KEY NOT NULL,
+                    seq INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
+    }
+}

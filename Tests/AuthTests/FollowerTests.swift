@@ -1,0 +1,97 @@
+import Contracts
+import Foundation
+import GRDB
+import ServiceClient
+import ServiceKit
+import ServiceKitTesting
+import Testing
+import Wire
+
+@Suite("Following auth.changes")
+struct FollowerTests {
+    /// A follower's own database that counts how often each change is applied.
+    private func followerDatabase(_ auth: AuthFixture) throws -> ServiceDatabase {
+        try ServiceDatabase(path: auth.stack.directory.appendingPathComponent("follower.sqlite").path) { migrator in
+            migrator.registerMigration("applied") { db in
+                try db.execute(sql: "CREATE TABLE applied (user_id TEXT PRIMARY KEY, times INTEGER NOT NULL, name TEXT)")
+            }
+        }
+    }
+
+    private func follower(_ auth: AuthFixture, _ database: ServiceDatabase, batchSize: Int) -> ChangeFollower<UserChange> {
+        let feed = ChangeFollower<UserChange>.Feed(name: "auth", requestEndpoint: auth.stack.endpoint("auth"),
+                                                   eventsEndpoint: auth.stack.eventsEndpoint("auth"),
+                                                   op: AuthAPI.changes, batchSize: batchSize)
+        return ChangeFollower(feed: feed, database: database, logger: TestStack.logger("follower")) { changes, db in
+            for change in changes {
+                try db.execute(sql: """
+                    INSERT INTO applied (user_id, times, name) VALUES (?, 1, ?)
+                    ON CONFLICT(user_id) DO UPDATE SET times = times + 1, name = excluded.name
+                    """, arguments: [change.userId, change.user?.profile.displayName])
+            }
+        }
+    }
+
+    @Test("each change is applied exactly once across a restart of the follower between batches")
+    func exactlyOnceAcrossRestart() throws {
+        let auth = try AuthFixture()
+        for index in 0..<25 { try auth.register(displayName: "User \(index)") }
+        let database = try followerDatabase(auth)
+        let client = auth.stack.client("auth")
+
+        let first = follower(auth, database, batchSize: 10)
+        #expect(try first.catchUp(using: client, maxBatches: 2) == 20)
+        // The follower is gone; a new one starts from the cursor in its own file.
+        let second = follower(auth, database, batchSize: 10)
+        #expect(try second.cursor() == 20)
+        #expect(try second.catchUp(using: client) == 5)
+
+        let times = try database.pool.read { db in try Int.fetchAll(db, sql: "SELECT times FROM applied") }
+        #expect(times.count == 25)
+        #expect(times.allSatisfy { $0 == 1 })
+    }
+
+    @Test("a running follower picks up new changes promptly after a notice")
+    func followsLive() throws {
+        let auth = try AuthFixture()
+        let database = try followerDatabase(auth)
+        let live = follower(auth, database, batchSize: 100)
+        live.start()
+        defer { live.stop() }
+        let session = try auth.register(displayName: "Before")
+        _ = try auth.client.call(AuthAPI.profileUpdate, ProfileUpdateRequest(displayName: .set("After")), token: session.accessToken)
+        var name: String?
+        for _ in 0..<100 {
+            name = try database.pool.read { db in
+                try String.fetchOne(db, sql: "SELECT name FROM applied WHERE user_id = ?", arguments: [session.user.id])
+            }
+            if name == "After" { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(name == "After")
+    }
+
+    @Test("a follower from seq 0 rebuilds the current users after compaction")
+    func rebuildFromZero() throws {
+        let auth = try AuthFixture()
+        var live: [String: SessionReply] = [:]
+        for index in 0..<10 {
+            let session = try auth.register(displayName: "initial")
+            live[session.user.id] = session
+            _ = try auth.client.call(AuthAPI.profileUpdate, ProfileUpdateRequest(displayName: .set("v\(index)")), token: session.accessToken)
+        }
+        for (id, session) in live.prefix(3) {
+            _ = try auth.client.call(AuthAPI.delete, DeleteRequest(password: "correct horse battery"), token: session.accessToken)
+            live[id] = nil
+        }
+        let database = try followerDatabase(auth)
+        let rebuild = follower(auth, database, batchSize: 4)
+        _ = try rebuild.catchUp(using: auth.stack.client("auth"))
+        let names = try database.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT user_id, name FROM applied WHERE name IS NOT NULL").map { ($0[0] as String, $0[1] as String) }
+        }
+        #expect(Set(names.map(\.0)) == Set(live.keys))
+        // Each user appears once, with their latest name.
+        #expect(names.allSatisfy { $0.1 != "initial" })
+    }
+}
