@@ -129,6 +129,8 @@ let package = Package(
             dependencies: [
                 "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -145,14 +147,16 @@ let package = Package(
         ),
         .testTarget(
             name: "SystemTests",
-            dependencies: ["ServiceClient", "Contracts", "Wire", "ZeroMQ"],
+            dependencies: ["ServiceClient", "ServiceKitTesting", "Contracts", "Wire", "ZeroMQ"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "ZeroMQ", "Wire", "Contracts", "ServiceClient", "ServiceKit", "Auth",
+                "ZeroMQ", "Wire", "Contracts", "ServiceClient", "ServiceKit", "ServiceKitTesting", "Auth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Benchmarks",
             swiftSettings: swiftSettings

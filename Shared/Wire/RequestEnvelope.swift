@@ -44,7 +44,7 @@ extension RequestEnvelope {
     ///
     /// The op's own limits (frame 0 size, frame count) are checked by whoever knows
     /// the op; frames larger than any op allows are refused here, before parsing.
-    public static func decode(frames: [Data]) throws(EnvelopeError) -> RequestEnvelope {
+    public static func decode(frames: some RandomAccessCollection<Data>) throws(EnvelopeError) -> RequestEnvelope {
         guard let frame0 = frames.first, !frame0.isEmpty else {
             throw EnvelopeError(requestID: "", error: .badRequest("frame 0 is empty: it must hold the request's JSON object"))
         }
@@ -85,7 +85,10 @@ extension RequestEnvelope {
         // One line: a single trailing newline is allowed, none inside.
         var end = frame0.endIndex
         if frame0.last == 0x0A { end -= 1 }
-        if frame0[frame0.startIndex..<end].contains(0x0A) {
+        let hasInnerNewline = frame0.withUnsafeBytes { raw in
+            raw.baseAddress.map { memchr($0, 0x0A, end - frame0.startIndex) != nil } ?? false
+        }
+        if hasInnerNewline {
             throw EnvelopeError(requestID: "", error: .badRequest("frame 0 must be one line of JSON: it holds a raw newline"))
         }
         let value: JSONValue

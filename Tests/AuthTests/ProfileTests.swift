@@ -36,6 +36,20 @@ struct ProfileTests {
         #expect(users[1].email == "shown@example.org" && users[1].phone == "+1 555 0100")
     }
 
+    @Test("users.get never shows a profile older than the last change, nor a deleted user")
+    func usersGetIsCoherent() throws {
+        let auth = try AuthFixture()
+        let session = try auth.register(displayName: "First")
+        let get = { try auth.client.call(AuthAPI.usersGet, UsersGetRequest(ids: [session.user.id, session.user.id])).users }
+        #expect(try get().map(\.displayName) == ["First"])
+        _ = try auth.client.call(AuthAPI.profileUpdate, ProfileUpdateRequest(displayName: .set("Second")), token: session.accessToken)
+        #expect(try get().map(\.displayName) == ["Second"])
+        _ = try auth.client.call(AuthAPI.profileUpdate, ProfileUpdateRequest(contact: ContactUpdate(showEmail: true)), token: session.accessToken)
+        #expect(try get().first?.email == session.user.email)
+        _ = try auth.client.call(AuthAPI.delete, DeleteRequest(password: "correct horse battery"), token: session.accessToken)
+        #expect(try get().isEmpty)
+    }
+
     @Test("users.get refuses over 200 ids and ids of the wrong shape")
     func usersGetLimits() throws {
         let auth = try AuthFixture()

@@ -29,31 +29,32 @@ struct AuthHandlers: Sendable {
     let hasher: PasswordHasher
     let issuer: TokenIssuer
     let policy: LoginPolicy
+    let profiles: ProfileCache
     /// Checked against when no account matches, so a login takes as long either way.
     let decoyHash: String
 
     func register(into router: inout Router) {
-        router.sessionWrite(AuthAPI.register, pool: Self.hashingPool, state: SessionState.self,
+        router.sessionWrite(AuthAPI.register, lane: .pool(Self.hashingPool), state: SessionState.self,
                             handle: register, replay: { state, request, _ in try reissue(state, password: request.password) })
-        router.sessionWrite(AuthAPI.login, pool: Self.hashingPool, state: SessionState.self,
+        router.sessionWrite(AuthAPI.login, lane: .pool(Self.hashingPool), state: SessionState.self,
                             handle: login, replay: { state, request, _ in try reissue(state, password: request.password) })
         router.sessionWrite(AuthAPI.anonymous, state: SessionState.self,
                             handle: anonymous, replay: { state, _, _ in try reissue(state, password: nil) })
-        router.sessionWrite(AuthAPI.upgrade, pool: Self.hashingPool, state: SessionState.self,
+        router.sessionWrite(AuthAPI.upgrade, lane: .pool(Self.hashingPool), state: SessionState.self,
                             handle: upgrade, replay: { state, request, _ in try reissue(state, password: request.password) })
         router.sessionWrite(AuthAPI.refresh, state: SessionState.self,
                             handle: refresh, replay: { state, _, _ in try reissue(state, password: nil) })
-        router.sessionWrite(AuthAPI.passwordChange, pool: Self.hashingPool, state: SessionState.self,
+        router.sessionWrite(AuthAPI.passwordChange, lane: .pool(Self.hashingPool), state: SessionState.self,
                             handle: changePassword, replay: { state, request, _ in try reissue(state, password: request.newPassword) })
         router.write(AuthAPI.logout, logout)
         router.write(AuthAPI.profileUpdate, updateProfile)
         router.write(AuthAPI.locationSet, setLocation)
-        router.write(AuthAPI.delete, pool: Self.hashingPool, delete)
+        router.write(AuthAPI.delete, lane: .pool(Self.hashingPool), delete)
         router.read(AuthAPI.me, me)
-        router.read(AuthAPI.usersGet, usersGet)
+        router.readRaw(AuthAPI.usersGet, lane: .front, usersGet)
         router.read(AuthAPI.usersLookup, usersLookup)
-        router.read(AuthAPI.avatarGet, avatarGet)
-        router.read(AuthAPI.publicKey) { _, _ in PublicKeysReply(keys: [issuer.publicKey]) }
+        router.readWithAttachments(AuthAPI.avatarGet, avatarGet)
+        router.read(AuthAPI.publicKey, lane: .front) { _, _ in PublicKeysReply(keys: [issuer.publicKey]) }
         router.changes(AuthAPI.changes, outbox: store.outbox, database: store.database)
     }
 
@@ -256,8 +257,31 @@ struct AuthHandlers: Sendable {
 
     // MARK: Public profiles
 
-    func usersGet(_ request: UsersGetRequest, _ context: RequestContext) throws -> UsersReply {
-        UsersReply(users: try store.users(ids: request.ids).map(\.publicProfile))
+    /// Answered from the profile cache, written as JSON straight into the reply.
+    func usersGet(_ request: UsersGetRequest, _ context: RequestContext) throws -> RawJSON {
+        var (profiles, generation) = profiles.lookup(request.ids)
+        let missing = request.ids.filter { profiles[$0] == nil }
+        if !missing.isEmpty {
+            // The front thread answers from memory only.
+            guard context.mayWait else { throw RequestContext.Deferred() }
+            let encoder = JSONValueEncoder()
+            var read: [String: [UInt8]] = [:]
+            for user in try store.users(ids: missing) {
+                read[user.id] = [UInt8](try encoder.encodeData(user.publicProfile))
+            }
+            self.profiles.insert(read, generation: generation)
+            profiles.merge(read) { $1 }
+        }
+        var seen = Set<String>()
+        let found = request.ids.compactMap { id in seen.insert(id).inserted ? profiles[id] : nil }
+        var writer = JSONWriter(capacity: 16 + found.reduce(0) { $0 + $1.count + 1 })
+        writer.appendASCII("{\"users\":[")
+        for (index, profile) in found.enumerated() {
+            if index > 0 { writer.appendASCII(",") }
+            writer.writeRaw(profile)
+        }
+        writer.appendASCII("]}")
+        return RawJSON(writer.bytes)
     }
 
     func usersLookup(_ request: UsersLookupRequest, _ context: RequestContext) throws -> PublicUserReply {

@@ -70,6 +70,12 @@ enum AuthSchema {
 
 /// A row of `user`.
 struct UserRecord: Codable, FetchableRecord, PersistableRecord, Sendable {
+    /// The columns in the order `init(row:)` reads them.
+    static let selection = """
+        id, email, email_key, username, password_hash, first_name, last_name, display_name, phone, attributes,
+        anonymous, lat, lon, discoverable, show_email, show_phone, has_avatar, created_at, updated_at
+        """
+
     static let databaseTableName = "user"
     static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
     static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
@@ -94,4 +100,23 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord, Sendable {
     var hasAvatar: Bool
     var createdAt: Double
     var updatedAt: Double
+
+    /// Reads a row of `selection` by position: hot reads skip Codable's key mapping.
+    init(row: Row) {
+        id = row[0]; email = row[1]; emailKey = row[2]; username = row[3]; passwordHash = row[4]
+        firstName = row[5]; lastName = row[6]; displayName = row[7]; phone = row[8]; attributes = row[9]
+        anonymous = row[10]; lat = row[11]; lon = row[12]; discoverable = row[13]; showEmail = row[14]
+        showPhone = row[15]; hasAvatar = row[16]; createdAt = row[17]; updatedAt = row[18]
+    }
+
+    init(id: String, email: String?, emailKey: String?, username: String?, passwordHash: String?,
+         firstName: String?, lastName: String?, displayName: String?, phone: String?, attributes: String,
+         anonymous: Bool, lat: Double?, lon: Double?, discoverable: Bool, showEmail: Bool, showPhone: Bool,
+         hasAvatar: Bool, createdAt: Double, updatedAt: Double) {
+        self.id = id; self.email = email; self.emailKey = emailKey; self.username = username
+        self.passwordHash = passwordHash; self.firstName = firstName; self.lastName = lastName
+        self.displayName = displayName; self.phone = phone; self.attributes = attributes; self.anonymous = anonymous
+        self.lat = lat; self.lon = lon; self.discoverable = discoverable; self.showEmail = showEmail
+        self.showPhone = showPhone; self.hasAvatar = hasAvatar; self.createdAt = createdAt; self.updatedAt = updatedAt
+    }
 }

@@ -45,8 +45,10 @@ public final class AuthService: RunnableService {
         let key = try store.signingKey()
         let issuer = try TokenIssuer(kid: key.kid, privateKey: key.privateKey)
         let hasher = PasswordHasher(parameters: options.scrypt)
+        let profiles = ProfileCache()
+        profiles.observe(database.pool)
         let handlers = AuthHandlers(store: store, hasher: hasher, issuer: issuer, policy: options.loginPolicy,
-                                    decoyHash: hasher.decoy())
+                                    profiles: profiles, decoyHash: hasher.decoy())
         var router = Router(service: AuthAPI.service)
         handlers.register(into: &router)
 
@@ -60,7 +62,7 @@ public final class AuthService: RunnableService {
                                  pools: [AuthHandlers.hashingPool: .init(threads: options.hashWorkers,
                                                                          queueCapacity: options.hashQueueCapacity)]),
             router: router, database: database, verifier: try TokenVerifier(source: .fixed([issuer.publicKey])),
-            authorize: { caller in
+            callerCheck: CallerCheck(readsDatabase: true) { caller in
                 guard try store.isSessionActive(caller.sessionID, userID: caller.userID) else {
                     throw ServiceError.unauthenticated("the session has ended; log in again")
                 }

@@ -62,12 +62,17 @@ final class AuthStore: Sendable {
     }
 
     func user(id: String, in db: Database) throws -> User? {
-        try UserRecord.fetchOne(db, key: id).map(Self.user)
+        try Self.record(where: "id = ?", [id], in: db).map(Self.user)
     }
 
     /// The users with these ids, in the order asked; unknown ids are left out.
     func users(ids: [String]) throws -> [User] {
-        let records = try database.pool.read { db in try UserRecord.fetchAll(db, keys: ids) }
+        guard !ids.isEmpty else { return [] }
+        let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ",")
+        let records = try database.pool.read { db in
+            try UserRecord.fetchAll(db.cachedStatement(sql: "SELECT \(UserRecord.selection) FROM user WHERE id IN (\(placeholders))"),
+                                    arguments: StatementArguments(ids))
+        }
         let byID = Dictionary(records.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var seen = Set<String>()
         return ids.compactMap { id in
@@ -78,7 +83,7 @@ final class AuthStore: Sendable {
 
     func user(email: String) throws -> User? {
         try database.pool.read { db in
-            try UserRecord.filter(Column("email_key") == email.lowercased()).fetchOne(db).map(Self.user)
+            try Self.record(where: "email_key = ?", [email.lowercased()], in: db).map(Self.user)
         }
     }
 
@@ -87,8 +92,8 @@ final class AuthStore: Sendable {
     func account(login: String) throws -> (user: User, passwordHash: String)? {
         let key = login.lowercased()
         return try database.pool.read { db in
-            let column = key.contains("@") ? Column("email_key") : Column("username")
-            guard let record = try UserRecord.filter(column == key).fetchOne(db),
+            let condition = key.contains("@") ? "email_key = ?" : "username = ?"
+            guard let record = try Self.record(where: condition, [key], in: db),
                   let hash = record.passwordHash else { return nil }
             return (Self.user(record), hash)
         }
@@ -139,7 +144,7 @@ final class AuthStore: Sendable {
 
     /// Gives an anonymous user an account, keeping their id.
     func upgrade(userID: String, fields: AccountFields, now: Date, in db: Database) throws -> User {
-        guard var record = try UserRecord.fetchOne(db, key: userID) else {
+        guard var record = try Self.record(where: "id = ?", [userID], in: db) else {
             throw ServiceError.unauthenticated("the user no longer exists")
         }
         record.email = fields.email
@@ -209,7 +214,7 @@ final class AuthStore: Sendable {
     /// Applies `change` to a user's row; tells followers when what they see changed.
     private func modifyUser(_ userID: String, now: Date, in db: Database,
                             _ change: (inout UserRecord) throws -> Void) throws -> User {
-        guard var record = try UserRecord.fetchOne(db, key: userID) else {
+        guard var record = try Self.record(where: "id = ?", [userID], in: db) else {
             throw ServiceError.unauthenticated("the user no longer exists")
         }
         let before = Self.user(record)
@@ -365,6 +370,11 @@ final class AuthStore: Sendable {
     }
 
     // MARK: Mapping
+
+    private static func record(where condition: String, _ arguments: StatementArguments, in db: Database) throws -> UserRecord? {
+        try UserRecord.fetchOne(db.cachedStatement(sql: "SELECT \(UserRecord.selection) FROM user WHERE \(condition)"),
+                                arguments: arguments)
+    }
 
     private static func user(_ record: UserRecord) -> User {
         let attributes = (try? JSONValueDecoder().decode(Attributes.self, from: Data(record.attributes.utf8))) ?? [:]

@@ -15,7 +15,25 @@ public final class RequestContext {
     /// Frames 1…n of the request.
     public let attachments: [Data]
     public let receivedAt: Date
-    public var logger: Logger
+    /// The service's logger with this request's id and op as metadata; made on
+    /// first use, since setting metadata on a log handler is not free.
+    public lazy var logger: Logger = {
+        var logger = serviceLogger
+        logger[metadataKey: "request"] = "\(requestID)"
+        logger[metadataKey: "op"] = "\(op)"
+        return logger
+    }()
+
+    private let serviceLogger: Logger
+
+    /// False on the front thread, where a handler must not wait for IO: it throws
+    /// `Deferred` instead, and the request runs again on a worker.
+    public let mayWait: Bool
+
+    /// Thrown by a front-lane handler that needs IO (a cache miss, say).
+    public struct Deferred: Error {
+        public init() {}
+    }
 
     let effect: Effect
     let database: ServiceDatabase?
@@ -25,15 +43,16 @@ public final class RequestContext {
     private(set) var answeredFromLog = false
 
     init(requestID: String, op: String, caller: Caller?, attachments: [Data], receivedAt: Date,
-         logger: Logger, effect: Effect, database: ServiceDatabase?) {
+         logger: Logger, effect: Effect, database: ServiceDatabase?, mayWait: Bool) {
         self.requestID = requestID
         self.op = op
         self.caller = caller
         self.attachments = attachments
         self.receivedAt = receivedAt
-        self.logger = logger
+        self.serviceLogger = logger
         self.effect = effect
         self.database = database
+        self.mayWait = mayWait
     }
 
     /// The caller; ops declared with `.user` or `.registered` access always have one.

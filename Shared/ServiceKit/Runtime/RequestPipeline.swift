@@ -4,78 +4,152 @@ import Logging
 import Synchronization
 import Wire
 
-/// A request as the front thread hands it over: the ROUTER's routing frames (and
-/// the empty delimiter, when the peer sent one) and the request's own frames.
+/// A request as it arrives: the ROUTER's routing frames (and the empty delimiter,
+/// when the peer sent one), then the request's own frames.
 struct Incoming: Sendable {
-    let routing: [Data]
-    let frames: [Data]
+    let message: [Data]
+    /// Where the request's own frames begin.
+    let bodyStart: Int
     let receivedAt: Date
+
+    var frames: ArraySlice<Data> { message[bodyStart...] }
+
+    /// The reply frames: this request's routing frames, then `frame0` and `attachments`.
+    func reply(_ frame0: Data, attachments: [Data] = []) -> [Data] {
+        var reply = [Data]()
+        reply.reserveCapacity(bodyStart + 1 + attachments.count)
+        reply.append(contentsOf: message[..<bodyStart])
+        reply.append(frame0)
+        reply.append(contentsOf: attachments)
+        return reply
+    }
 }
 
-/// A request whose envelope, route and token have been checked, ready to run.
+/// A request whose envelope was read and whose op was found.
 struct Job: Sendable {
+    enum Admission: Sendable {
+        /// The token and access rules are still to be checked.
+        case pending
+        /// Checked: the token's caller, or nil when none was sent.
+        case admitted(Caller?)
+    }
+
     let incoming: Incoming
     let envelope: RequestEnvelope
     let route: Route
-    let caller: Caller?
+    var admission: Admission
+
+    var caller: Caller? {
+        if case .admitted(let caller) = admission { return caller }
+        return nil
+    }
 }
 
-/// Turns a request's frames into its reply. Runs on any worker thread; `send`
-/// passes reply frames (routing first) to that thread's socket towards the front.
+/// A further check of a verified caller: a revoked session, a deleted user.
+public struct CallerCheck: Sendable {
+    public let check: @Sendable (Caller) throws -> Void
+    /// A check that reads the database never runs on the front thread.
+    public let readsDatabase: Bool
+
+    public init(readsDatabase: Bool, _ check: @escaping @Sendable (Caller) throws -> Void) {
+        self.check = check
+        self.readsDatabase = readsDatabase
+    }
+}
+
+/// Turns requests into replies, in three stages that run on different threads:
+/// `receive` on the front thread (read the envelope, find the op, answer front-lane
+/// ops at once), `work` on a worker (check the token, run the op or queue it on its
+/// pool), and `execute` wherever the op runs. `send` passes reply frames (routing
+/// first) on towards the client.
 final class RequestPipeline: Sendable {
+    enum Received {
+        /// Answered on the spot.
+        case answered([Data])
+        /// For the workers.
+        case dispatched(Job)
+    }
+
     let service: String
     let router: Router
     let verifier: TokenVerifier?
-    let authorize: (@Sendable (Caller) throws -> Void)?
+    let callerCheck: CallerCheck?
     let database: ServiceDatabase?
     let logger: Logger
     let pools: [String: WorkQueue<Job>]
     let inFlight = InFlightRequests()
-    /// Set when the service begins to stop: slow pools refuse work they have not begun.
+    /// Set when the service begins to stop: pools refuse work they have not begun.
     let isStopping = Atomic<Bool>(false)
 
-    init(service: String, router: Router, verifier: TokenVerifier?, authorize: (@Sendable (Caller) throws -> Void)?,
+    init(service: String, router: Router, verifier: TokenVerifier?, callerCheck: CallerCheck?,
          database: ServiceDatabase?, logger: Logger, pools: [String: WorkQueue<Job>]) {
         self.service = service
         self.router = router
         self.verifier = verifier
-        self.authorize = authorize
+        self.callerCheck = callerCheck
         self.database = database
         self.logger = logger
         self.pools = pools
     }
 
-    /// Checks a request as far as its token, then runs it here or queues it on its pool.
-    func handle(_ incoming: Incoming, send: ([Data]) -> Void) {
+    /// On the front thread: reads the envelope and finds the op; answers bad
+    /// requests and front-lane ops at once, and hands the rest to the workers.
+    func receive(_ incoming: Incoming) -> Received {
         let envelope: RequestEnvelope
         do {
             envelope = try RequestEnvelope.decode(frames: incoming.frames)
         } catch {
             logger.debug("refused an unreadable request", metadata: ["error": "\(error.error)"])
-            send(incoming.routing + [ReplyEnvelope.failure(id: error.requestID, error: error.error)])
-            return
+            return .answered(incoming.reply(ReplyEnvelope.failure(id: error.requestID, error: error.error)))
         }
+        let route: Route
         do {
-            let (route, caller) = try admit(envelope)
-            let job = Job(incoming: incoming, envelope: envelope, route: route, caller: caller)
-            if let poolName = route.pool, let pool = pools[poolName] {
-                guard pool.offer(job) else {
-                    throw ServiceError.rateLimited("too many \(route.name) requests are waiting; try again shortly",
-                                                   retryAfterMs: 1000)
-                }
-                return
-            }
-            execute(job, send: send)
+            route = try findRoute(envelope)
         } catch {
-            send(incoming.routing + [failureFrame(error, id: envelope.id, op: envelope.op)])
+            return .answered(incoming.reply(failureFrame(error, id: envelope.id, op: envelope.op)))
         }
+        var job = Job(incoming: incoming, envelope: envelope, route: route, admission: .pending)
+        guard route.lane == .front else { return .dispatched(job) }
+        do {
+            job.admission = .admitted(try admit(envelope, route, mayWait: false))
+        } catch is MustWait {
+            return .dispatched(job)
+        } catch {
+            return .answered(incoming.reply(failureFrame(error, id: envelope.id, op: envelope.op)))
+        }
+        guard let frames = attempt(job, mayWait: false) else { return .dispatched(job) }
+        return .answered(frames)
     }
 
-    /// Runs a checked request to its reply; for a state-changing op, once per id.
+    /// On a worker: checks the token and access rules unless the front did, then
+    /// runs the op here or queues it on its pool.
+    func work(_ job: Job, send: ([Data]) -> Void) {
+        var job = job
+        if case .pending = job.admission {
+            do {
+                job.admission = .admitted(try admit(job.envelope, job.route, mayWait: true))
+            } catch {
+                send(job.incoming.reply(failureFrame(error, id: job.envelope.id, op: job.envelope.op)))
+                return
+            }
+        }
+        if case .pool(let name) = job.route.lane, let pool = pools[name] {
+            guard pool.offer(job) else {
+                let error = ServiceError.rateLimited("too many \(job.route.name) requests are waiting; try again shortly",
+                                                     retryAfterMs: 1000)
+                send(job.incoming.reply(ReplyEnvelope.failure(id: job.envelope.id, error: error)))
+                return
+            }
+            return
+        }
+        execute(job, send: send)
+    }
+
+    /// Runs an admitted request to its reply; for a state-changing op, once per id.
     func execute(_ job: Job, send: ([Data]) -> Void) {
-        if job.route.pool != nil && isStopping.load(ordering: .relaxed) {
+        if case .pool = job.route.lane, isStopping.load(ordering: .relaxed) {
             let error = ServiceError.unavailable("the \(service) service is stopping; try again")
-            send(job.incoming.routing + [ReplyEnvelope.failure(id: job.envelope.id, error: error)])
+            send(job.incoming.reply(ReplyEnvelope.failure(id: job.envelope.id, error: error)))
             return
         }
         let key = job.route.effect == .read ? nil
@@ -83,44 +157,52 @@ final class RequestPipeline: Sendable {
         if let key, !inFlight.beginOrPark(key, job) {
             return
         }
-        send(job.incoming.routing + run(job))
+        send(run(job))
         if let key {
             // Parked retries find the original's answer in the log now.
             for parked in inFlight.finish(key) {
-                send(parked.incoming.routing + run(parked))
+                send(run(parked))
             }
         }
     }
 
-    /// The reply frames of one request.
+    /// The reply frames of one request, on a thread that may wait.
     private func run(_ job: Job) -> [Data] {
+        // Only a thread that may not wait is ever asked to defer.
+        attempt(job, mayWait: true) ?? job.incoming.reply(failureFrame(ServiceError.internal, id: job.envelope.id, op: job.envelope.op))
+    }
+
+    /// The reply frames of one request, routing frames first; nil when a handler on
+    /// the front thread asked to run where it may wait.
+    private func attempt(_ job: Job, mayWait: Bool) -> [Data]? {
         let envelope = job.envelope
-        var requestLogger = logger
-        requestLogger[metadataKey: "request"] = "\(envelope.id)"
-        requestLogger[metadataKey: "op"] = "\(envelope.op)"
         let context = RequestContext(requestID: envelope.id, op: envelope.op, caller: job.caller,
                                      attachments: envelope.attachments, receivedAt: job.incoming.receivedAt,
-                                     logger: requestLogger, effect: job.route.effect, database: database)
+                                     logger: logger, effect: job.route.effect, database: database, mayWait: mayWait)
         do {
             let output = try job.route.run(envelope, context)
-            requestLogger.debug("ok", metadata: ["ms": "\(elapsedMilliseconds(since: job.incoming.receivedAt))"])
-            return [output.frame0] + output.attachments
+            logger.debug("ok", metadata: [
+                "request": "\(envelope.id)", "op": "\(envelope.op)",
+                "ms": "\(elapsedMilliseconds(since: job.incoming.receivedAt))",
+            ])
+            return job.incoming.reply(output.frame0, attachments: output.attachments)
+        } catch is RequestContext.Deferred where !mayWait {
+            return nil
         } catch {
-            let frame0 = failureFrame(error, id: envelope.id, op: envelope.op, logger: requestLogger)
+            let frame0 = failureFrame(error, id: envelope.id, op: envelope.op)
             if let serviceError = error as? ServiceError, !serviceError.code.isTransient {
                 do {
                     try context.keepFailure(frame0)
                 } catch {
-                    requestLogger.error("could not keep a failure reply", metadata: ["error": "\(error)"])
+                    logger.error("could not keep a failure reply", metadata: ["request": "\(envelope.id)", "error": "\(error)"])
                 }
             }
-            return [frame0]
+            return job.incoming.reply(frame0)
         }
     }
 
-    /// Finds the op and checks what can be checked before the body: the op's frame
-    /// limits, the token when one is sent, and the op's access rule.
-    private func admit(_ envelope: RequestEnvelope) throws -> (Route, Caller?) {
+    /// Finds the op and checks its frame limits.
+    private func findRoute(_ envelope: RequestEnvelope) throws -> Route {
         guard let route = router.route(envelope.op) else { throw ServiceError.unknownOp(envelope.op) }
         guard envelope.frame0Bytes <= route.maxFrame0Bytes else {
             throw ServiceError.tooLarge("frame 0 is \(envelope.frame0Bytes) bytes, over the limit of \(route.maxFrame0Bytes) for \(route.name)")
@@ -131,11 +213,25 @@ final class RequestPipeline: Sendable {
         guard envelope.attachments.count <= route.maxAttachments else {
             throw ServiceError.badRequest("\(route.name) takes \(route.maxAttachments) frame(s) after frame 0, not \(envelope.attachments.count)")
         }
+        return route
+    }
+
+    /// Thrown by `admit` on the front thread when admission would wait for IO.
+    private struct MustWait: Error {}
+
+    /// Checks the token when one is sent, and the op's access rule.
+    private func admit(_ envelope: RequestEnvelope, _ route: Route, mayWait: Bool) throws -> Caller? {
         var caller: Caller?
         if let token = envelope.token {
             guard let verifier else { throw ServiceError.unauthenticated("this service does not accept tokens") }
-            let verified = try verifier.verify(token)
-            try authorize?(verified)
+            if let callerCheck, callerCheck.readsDatabase, !mayWait { throw MustWait() }
+            let verified: Caller
+            do {
+                verified = try verifier.verify(token, mayFetch: mayWait)
+            } catch is TokenVerifier.KeysNotLoaded {
+                throw MustWait()
+            }
+            try callerCheck?.check(verified)
             caller = verified
         }
         switch route.access {
@@ -149,22 +245,21 @@ final class RequestPipeline: Sendable {
                 throw ServiceError.permissionDenied("\(route.name) needs a registered account; anonymous users may upgrade")
             }
         }
-        return (route, caller)
+        return caller
     }
 
     /// The failure reply for any error: a `ServiceError` as it is, anything else
     /// logged and answered as `internal` with no detail.
-    private func failureFrame(_ error: any Error, id: String, op: String, logger: Logger? = nil) -> Data {
-        let logger = logger ?? self.logger
+    private func failureFrame(_ error: any Error, id: String, op: String) -> Data {
         if let serviceError = error as? ServiceError {
             if serviceError.code == .internal {
-                logger.error("internal error", metadata: ["op": "\(op)", "error": "\(serviceError)"])
+                logger.error("internal error", metadata: ["request": "\(id)", "op": "\(op)", "error": "\(serviceError)"])
             } else {
-                logger.debug("refused", metadata: ["op": "\(op)", "error": "\(serviceError)"])
+                logger.debug("refused", metadata: ["request": "\(id)", "op": "\(op)", "error": "\(serviceError)"])
             }
             return ReplyEnvelope.failure(id: id, error: serviceError)
         }
-        logger.error("internal error", metadata: ["op": "\(op)", "error": "\(String(reflecting: error))"])
+        logger.error("internal error", metadata: ["request": "\(id)", "op": "\(op)", "error": "\(String(reflecting: error))"])
         return ReplyEnvelope.failure(id: id, error: .internal)
     }
 

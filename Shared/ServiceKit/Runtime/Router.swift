@@ -20,10 +20,10 @@ public struct Router: Sendable {
 
     /// An op that changes nothing.
     public mutating func read<Request: ValidatedBody, Response>(
-        _ op: Op<Request, Response>, pool: String? = nil,
+        _ op: Op<Request, Response>, lane: Lane = .workers,
         _ handler: @escaping @Sendable (Request, RequestContext) throws -> Response
     ) {
-        add(op, pool: pool) { envelope, context in
+        add(op, lane: lane) { envelope, context in
             let body = try Self.decode(Request.self, envelope)
             let value = try handler(body, context)
             return HandlerOutput(frame0: try context.successFrame(value))
@@ -31,11 +31,11 @@ public struct Router: Sendable {
     }
 
     /// An op that changes nothing and answers with binary frames after frame 0.
-    public mutating func read<Request: ValidatedBody, Response>(
-        _ op: Op<Request, Response>, pool: String? = nil,
+    public mutating func readWithAttachments<Request: ValidatedBody, Response>(
+        _ op: Op<Request, Response>, lane: Lane = .workers,
         _ handler: @escaping @Sendable (Request, RequestContext) throws -> Reply<Response>
     ) {
-        add(op, pool: pool) { envelope, context in
+        add(op, lane: lane) { envelope, context in
             let body = try Self.decode(Request.self, envelope)
             let reply = try handler(body, context)
             return HandlerOutput(frame0: try context.successFrame(reply.value), attachments: reply.attachments)
@@ -44,10 +44,10 @@ public struct Router: Sendable {
 
     /// An op that changes nothing whose reply body is already JSON (hot paths, feeds).
     public mutating func readRaw<Request: ValidatedBody, Response>(
-        _ op: Op<Request, Response>, pool: String? = nil,
+        _ op: Op<Request, Response>, lane: Lane = .workers,
         _ handler: @escaping @Sendable (Request, RequestContext) throws -> RawJSON
     ) {
-        add(op, pool: pool) { envelope, context in
+        add(op, lane: lane) { envelope, context in
             let body = try Self.decode(Request.self, envelope)
             let raw = try handler(body, context)
             return HandlerOutput(frame0: ReplyEnvelope.success(id: context.requestID, rawBody: raw.bytes))
@@ -56,11 +56,11 @@ public struct Router: Sendable {
 
     /// A state-changing op: the reply is kept for retries of the same request id.
     public mutating func write<Request: ValidatedBody, Response>(
-        _ op: Op<Request, Response>, pool: String? = nil,
+        _ op: Op<Request, Response>, lane: Lane = .workers,
         _ handler: @escaping @Sendable (Request, RequestContext) throws -> Committed<Response>
     ) {
         precondition(op.effect == .write, "\(op.name) is not declared as a write")
-        add(op, pool: pool) { envelope, context in
+        add(op, lane: lane) { envelope, context in
             let body = try Self.decode(Request.self, envelope)
             try context.beginWrite(fingerprint: Self.fingerprint(body, envelope.attachments))
             if case .reply(let frame0)? = try context.keptAnswer() {
@@ -74,12 +74,12 @@ public struct Router: Sendable {
     /// handler commits with `commitSession`, keeping `State` (which session); a retry
     /// is answered by `replay` with that state, issuing fresh tokens.
     public mutating func sessionWrite<Request: ValidatedBody, Response, State: Codable & Sendable>(
-        _ op: Op<Request, Response>, pool: String? = nil, state: State.Type,
+        _ op: Op<Request, Response>, lane: Lane = .workers, state: State.Type,
         handle: @escaping @Sendable (Request, RequestContext) throws -> Committed<Response>,
         replay: @escaping @Sendable (State, Request, RequestContext) throws -> Response
     ) {
         precondition(op.effect == .sessionWrite, "\(op.name) is not declared as a session write")
-        add(op, pool: pool) { envelope, context in
+        add(op, lane: lane) { envelope, context in
             let body = try Self.decode(Request.self, envelope)
             try context.beginWrite(fingerprint: Self.fingerprint(body, envelope.attachments))
             switch try context.keptAnswer() {
@@ -109,14 +109,15 @@ public struct Router: Sendable {
     var allRoutes: Dictionary<String, Route>.Values { routes.values }
 
     private mutating func add<Request, Response>(
-        _ op: Op<Request, Response>, pool: String?,
+        _ op: Op<Request, Response>, lane: Lane,
         run: @escaping @Sendable (RequestEnvelope, RequestContext) throws -> HandlerOutput
     ) {
         precondition(op.service == service, "\(op.name) does not belong to the \(service) service")
         precondition(routes[op.name] == nil, "\(op.name) is registered twice")
+        precondition(lane != .front || op.effect == .read, "\(op.name) changes state and cannot run on the front thread")
         routes[op.name] = Route(name: op.name, access: op.access, effect: op.effect,
                                 maxAttachments: op.maxAttachments, maxFrame0Bytes: op.maxFrame0Bytes,
-                                pool: pool, run: run)
+                                lane: lane, run: run)
     }
 
     private static func decode<Request: ValidatedBody>(_ type: Request.Type, _ envelope: RequestEnvelope) throws -> Request {
@@ -138,6 +139,21 @@ public struct Router: Sendable {
     }
 }
 
+/// Which threads run an op.
+public enum Lane: Sendable, Equatable {
+    /// The thread that owns the socket answers at once, with no hand-over: for
+    /// reads from memory that take microseconds (`health`, cached profiles, an
+    /// in-memory index). It must never wait for IO. A request that would need IO
+    /// to be admitted (fetching auth's keys, a caller check that reads the
+    /// database) goes to the workers instead.
+    case front
+    /// The service's worker threads, which take requests from one queue: for work
+    /// that touches the database.
+    case workers
+    /// A named pool of its own, for slow work (password hashing).
+    case pool(String)
+}
+
 /// One registered op, with its protocol rules and its type-erased handler.
 struct Route: Sendable {
     let name: String
@@ -145,8 +161,7 @@ struct Route: Sendable {
     let effect: Effect
     let maxAttachments: Int
     let maxFrame0Bytes: Int
-    /// The worker pool that runs it; nil for the service's main workers.
-    let pool: String?
+    let lane: Lane
     let run: @Sendable (RequestEnvelope, RequestContext) throws -> HandlerOutput
 }
 

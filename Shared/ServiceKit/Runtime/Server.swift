@@ -5,13 +5,16 @@ import Synchronization
 import Wire
 import ZeroMQ
 
-/// A service's request server: the ZeroMQ multithreaded-server shape.
+/// A service's request server.
 ///
-/// One front thread owns the ROUTER socket clients connect to. It hands each request
-/// to a queue that idle worker threads take from, and forwards the replies workers
-/// push back to it. Ops marked for a named pool (password hashing) run on that
-/// pool's own threads, so slow work never occupies the workers that answer
-/// `health`.
+/// One front thread owns the ROUTER socket clients connect to. It reads each
+/// request's envelope and answers at once what needs no waiting: malformed
+/// requests, unknown ops, and ops routed to the front lane (reads from memory), so
+/// those cost no hand-over between threads. Everything else goes onto a queue that
+/// idle worker threads take from, or, for ops routed to a named pool (password
+/// hashing), onto that pool's own queue and threads, so slow work never occupies
+/// the threads that answer `health`. Workers and pools push their replies back to
+/// the front thread, which sends them on.
 public final class Server: Sendable {
     public struct Configuration: Sendable {
         public var service: String
@@ -52,11 +55,13 @@ public final class Server: Sendable {
 
     public let configuration: Configuration
     private let pipeline: RequestPipeline
-    private let mainQueue = WorkQueue<Incoming>()
-    private let internalEndpoint: String
+    private let workQueue = WorkQueue<Job>()
     private let logger: Logger
     private let state = Mutex<RunState>(.idle)
     private let boundEndpoint = Mutex<String?>(nil)
+    /// Where workers and pools push replies, and `stop` its signal.
+    private let repliesEndpoint: String
+    private static let stopSignal = Data("stop".utf8)
 
     private enum RunState {
         case idle
@@ -66,28 +71,27 @@ public final class Server: Sendable {
 
     /// - Parameters:
     ///   - verifier: checks tokens; nil refuses every request that carries one.
-    ///   - authorize: a further check of a verified caller (a revoked session, a
+    ///   - callerCheck: a further check of a verified caller (a revoked session, a
     ///     deleted user), throwing `unauthenticated`.
     public init(configuration: Configuration, router: Router, database: ServiceDatabase?,
-                verifier: TokenVerifier?, authorize: (@Sendable (Caller) throws -> Void)? = nil,
-                logger: Logger) {
+                verifier: TokenVerifier?, callerCheck: CallerCheck? = nil, logger: Logger) {
         var router = router
         let startedAt = Date()
         let service = configuration.service
-        router.read(HealthAPI.health(service)) { _, _ in
+        router.read(HealthAPI.health(service), lane: .front) { _, _ in
             HealthReply(service: service, version: HereaboutsVersion.current,
                         uptimeSeconds: (Date().timeIntervalSince(startedAt) * 10).rounded() / 10)
         }
         for route in router.allRoutes {
-            if let pool = route.pool {
+            if case .pool(let pool) = route.lane {
                 precondition(configuration.pools[pool] != nil, "\(route.name) runs on pool \(pool), which is not configured")
             }
         }
         let pools = configuration.pools.mapValues { WorkQueue<Job>(capacity: $0.queueCapacity) }
         self.configuration = configuration
         self.logger = logger
-        self.internalEndpoint = "inproc://\(service)-replies-\(UUID().uuidString)"
-        self.pipeline = RequestPipeline(service: service, router: router, verifier: verifier, authorize: authorize,
+        self.repliesEndpoint = "inproc://\(service)-\(UUID().uuidString)-replies"
+        self.pipeline = RequestPipeline(service: service, router: router, verifier: verifier, callerCheck: callerCheck,
                                         database: database, logger: logger, pools: pools)
     }
 
@@ -101,10 +105,10 @@ public final class Server: Sendable {
         let started = Mutex<Result<String, any Error>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let front = ServiceThread(name: "\(configuration.service)-front") { [self] in
-            runFront(reportBind: { result in
+            runFront { result in
                 started.withLock { $0 = result }
                 ready.signal()
-            })
+            }
         }
         ready.wait()
         switch started.withLock({ $0! }) {
@@ -114,26 +118,27 @@ public final class Server: Sendable {
         case .success(let endpoint):
             boundEndpoint.withLock { $0 = endpoint }
         }
-        var workers: [ServiceThread] = []
+        var threads: [ServiceThread] = []
         for index in 0..<max(1, configuration.workers) {
-            workers.append(ServiceThread(name: "\(configuration.service)-w\(index)") { [self] in
-                runWorker(take: { mainQueue.take() }) { incoming, send in pipeline.handle(incoming, send: send) }
+            threads.append(ServiceThread(name: "\(configuration.service)-w\(index)") { [self] in
+                runWorker(take: { workQueue.take() }) { job, send in pipeline.work(job, send: send) }
             })
         }
         for (name, pool) in configuration.pools {
             guard let queue = pipeline.pools[name] else { continue }
             for index in 0..<max(1, pool.threads) {
-                workers.append(ServiceThread(name: "\(name)-\(index)") { [self] in
+                threads.append(ServiceThread(name: "\(name)-\(index)") { [self] in
                     runWorker(take: { queue.take() }) { job, send in pipeline.execute(job, send: send) }
                 })
             }
         }
-        state.withLock { $0 = .running(front: front, workers: workers) }
+        state.withLock { $0 = .running(front: front, workers: threads) }
         logger.info("\(configuration.service) listening", metadata: ["endpoint": "\(endpoint)"])
     }
 
     /// Stops taking requests, answers those already received (within the drain
-    /// timeout), and closes every socket. Safe to call more than once.
+    /// timeout), and closes every socket. Safe to call more than once, from any
+    /// thread but the server's own.
     public func stop() {
         let running = state.withLock { state -> (ServiceThread, [ServiceThread])? in
             guard case .running(let front, let workers) = state else { return nil }
@@ -141,27 +146,32 @@ public final class Server: Sendable {
             return (front, workers)
         }
         guard let (front, workers) = running else { return }
+        // Pools answer work they have not begun with `unavailable`; what runs finishes.
         pipeline.isStopping.store(true, ordering: .relaxed)
-        if let control = try? configuration.context.makeSocket(.push) {
-            try? control.set(.linger(milliseconds: 0))
-            try? control.connect(internalEndpoint)
-            _ = try? control.send([Data("stop".utf8)])
-            front.join()
-            control.close()
+        do {
+            let signal = try configuration.context.makeSocket(.push)
+            try signal.set(.linger(milliseconds: 1000))
+            try signal.connect(repliesEndpoint)
+            try signal.send(Self.stopSignal)
+            signal.close()
+        } catch {
+            logger.critical("could not signal the front thread to stop", metadata: ["error": "\(error)"])
+            return
         }
-        mainQueue.close()
+        front.join()
+        workQueue.close()
         for queue in pipeline.pools.values { queue.close() }
-        for worker in workers { worker.join() }
+        workers.forEach { $0.join() }
         logger.info("\(configuration.service) stopped")
     }
 
     // MARK: Threads
 
-    /// The front thread: ROUTER in, work queue out; worker replies in, ROUTER out.
+    /// The front thread: requests in from the ROUTER (answered here or queued),
+    /// replies in from workers and pools, out on the ROUTER.
     private func runFront(reportBind: (Result<String, any Error>) -> Void) {
         let context = configuration.context
-        let frontend: Socket
-        let replies: Socket
+        let frontend: Socket, replies: Socket
         do {
             frontend = try context.makeSocket(.router)
             try frontend.set(.linger(milliseconds: configuration.lingerMilliseconds))
@@ -175,88 +185,79 @@ public final class Server: Sendable {
             replies = try context.makeSocket(.pull)
             try replies.set(.linger(milliseconds: 0))
             try replies.set(.receiveHighWaterMark(messages: 0))
-            try replies.bind(internalEndpoint)
+            try replies.bind(repliesEndpoint)
         } catch {
             reportBind(.failure(error))
             return
         }
         reportBind(.success(frontend.lastEndpoint))
+        defer {
+            frontend.close()
+            replies.close()
+        }
 
         var poller = Poller()
-        let frontIndex = poller.addReadable(frontend)
+        let requestsIndex = poller.addReadable(frontend)
         let repliesIndex = poller.addReadable(replies)
+        /// Requests handed to workers and not yet answered.
         var pending = 0
         var drainDeadline: Date?
         while true {
-            if let deadline = drainDeadline {
-                if pending <= 0 || Date() >= deadline { break }
+            if let deadline = drainDeadline, pending <= 0 || Date() >= deadline {
+                if pending > 0 {
+                    logger.warning("stopping with \(pending) request(s) unanswered after the drain timeout")
+                }
+                return
             }
             do {
-                try poller.poll(timeout: drainDeadline == nil ? 1000 : 10)
-                // Replies first: they finish work and free clients.
+                try poller.poll(timeout: drainDeadline == nil ? -1 : 10)
                 if poller.isReadable(repliesIndex) {
                     while let frames = try replies.receiveMessage(wait: false) {
-                        if frames.count == 1 && frames[0] == Data("stop".utf8) {
-                            drainDeadline = drainDeadline ?? Date().addingTimeInterval(configuration.drainTimeout)
+                        if frames == [Self.stopSignal] {
+                            drainDeadline = Date().addingTimeInterval(configuration.drainTimeout)
                             continue
                         }
                         try frontend.send(frames, wait: false)
                         pending -= 1
                     }
                 }
-                if drainDeadline == nil, poller.isReadable(frontIndex) {
+                if drainDeadline == nil, poller.isReadable(requestsIndex) {
+                    // A bounded batch, so replies are not starved under load.
                     var batch = 0
-                    while batch < 256, let frames = try frontend.receiveMessage(wait: false) {
+                    while batch < 64, let frames = try frontend.receiveMessage(wait: false) {
                         batch += 1
-                        guard let incoming = Self.split(frames) else { continue }
-                        pending += 1
-                        mainQueue.offer(incoming)
+                        switch pipeline.receive(Self.split(frames)) {
+                        case .answered(let reply):
+                            try frontend.send(reply, wait: false)
+                        case .dispatched(let job):
+                            pending += 1
+                            workQueue.offer(job)
+                        }
                     }
                 }
             } catch {
-                logger.error("front loop error", metadata: ["error": "\(error)"])
-                if error.isContextTerminated { break }
+                logger.error("the front thread's sockets failed", metadata: ["error": "\(error)"])
+                if error.isContextTerminated { return }
             }
         }
-        if pending > 0 {
-            logger.warning("stopping with \(pending) request(s) unanswered after the drain timeout")
-        }
-        frontend.close()
-        replies.close()
     }
 
-    /// Splits a ROUTER message into routing frames and the request's frames. A REQ
-    /// or DEALER peer sends an empty delimiter after its routing id; a DEALER that
-    /// omits it is answered without one.
-    private static func split(_ frames: [Data]) -> Incoming? {
-        guard frames.count >= 2 else { return nil }
-        let routing: [Data]
-        let body: [Data]
-        if frames[1].isEmpty {
-            routing = Array(frames[0...1])
-            body = Array(frames[2...])
-        } else {
-            routing = [frames[0]]
-            body = Array(frames[1...])
-        }
-        return Incoming(routing: routing, frames: body.isEmpty ? [Data()] : body, receivedAt: Date())
-    }
-
-    /// A worker: takes items until its queue closes; replies go to the front.
-    private func runWorker<Item>(take: () -> Item?, process: (Item, ([Data]) -> Void) -> Void) {
+    /// A worker or pool thread: takes items until its queue closes, and pushes
+    /// replies to the front thread.
+    private func runWorker(take: () -> Job?, process: (Job, ([Data]) -> Void) -> Void) {
         let socket: Socket
         do {
             socket = try configuration.context.makeSocket(.push)
             try socket.set(.linger(milliseconds: configuration.lingerMilliseconds))
             try socket.set(.sendHighWaterMark(messages: 0))
-            try socket.connect(internalEndpoint)
+            try socket.connect(repliesEndpoint)
         } catch {
             logger.critical("a worker could not connect to the front thread", metadata: ["error": "\(error)"])
             return
         }
         defer { socket.close() }
-        while let item = take() {
-            process(item) { frames in
+        while let job = take() {
+            process(job) { frames in
                 do {
                     try socket.send(frames)
                 } catch {
@@ -264,5 +265,15 @@ public final class Server: Sendable {
                 }
             }
         }
+    }
+
+    /// Splits a ROUTER message into routing frames and the request's own frames. A
+    /// REQ or DEALER peer sends an empty delimiter after its routing id; a DEALER
+    /// that omits it is answered without one.
+    private static func split(_ frames: [Data]) -> Incoming {
+        let bodyStart = frames.count >= 2 && frames[1].isEmpty ? 2 : min(1, frames.count)
+        // Nothing after the routing frames reads as an empty frame 0.
+        let message = frames.count > bodyStart ? frames : frames + [Data()]
+        return Incoming(message: message, bodyStart: bodyStart, receivedAt: Date())
     }
 }

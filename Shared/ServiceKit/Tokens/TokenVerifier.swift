@@ -37,14 +37,21 @@ public final class TokenVerifier: Sendable {
         }
     }
 
+    /// Thrown instead of fetching keys when the caller may not wait for IO.
+    public struct KeysNotLoaded: Error {}
+
     /// The caller a token proves, or `unauthenticated` saying why not.
-    public func verify(_ token: String, now: Date = Date()) throws -> Caller {
+    ///
+    /// - Parameter mayFetch: whether an unknown kid may trigger a fetch from auth;
+    ///   when false, such a token throws `KeysNotLoaded` (the caller retries where
+    ///   waiting is allowed).
+    public func verify(_ token: String, now: Date = Date(), mayFetch: Bool = true) throws -> Caller {
         let digest = Data(SHA256.hash(data: Data(token.utf8)))
         if let caller = verified.withLock({ $0[digest] }) {
             guard caller.expiresAt > now else { throw ServiceError.unauthenticated("the access token has expired") }
             return caller
         }
-        let caller = try verifyUncached(token, now: now)
+        let caller = try verifyUncached(token, now: now, mayFetch: mayFetch)
         verified.withLock { cache in
             if cache.count >= Self.maxCachedTokens {
                 cache = cache.filter { $0.value.expiresAt > now }
@@ -55,7 +62,7 @@ public final class TokenVerifier: Sendable {
         return caller
     }
 
-    private func verifyUncached(_ token: String, now: Date) throws -> Caller {
+    private func verifyUncached(_ token: String, now: Date, mayFetch: Bool) throws -> Caller {
         let bytes = Array(token.utf8)
         let parsed: (header: JWTHeader, payload: AccessClaims, signature: Data)
         do {
@@ -66,7 +73,7 @@ public final class TokenVerifier: Sendable {
         guard parsed.header.alg == "EdDSA" else {
             throw ServiceError.unauthenticated("the access token is not signed with EdDSA")
         }
-        guard let kid = parsed.header.kid, let key = try key(for: kid) else {
+        guard let kid = parsed.header.kid, let key = try key(for: kid, mayFetch: mayFetch) else {
             throw ServiceError.unauthenticated("the access token is signed with an unknown key")
         }
         // The signature covers the token up to its last period (header.payload).
@@ -85,9 +92,10 @@ public final class TokenVerifier: Sendable {
         return Caller(userID: claims.sub.value, sessionID: claims.sid, anonymous: claims.anon, expiresAt: claims.exp.value)
     }
 
-    private func key(for kid: String) throws -> Curve25519.Signing.PublicKey? {
+    private func key(for kid: String, mayFetch: Bool) throws -> Curve25519.Signing.PublicKey? {
         if let key = keys.withLock({ $0[kid] }) { return key }
         guard case .fetched(let fetch) = source else { return nil }
+        guard mayFetch else { throw KeysNotLoaded() }
         let mayFetch = lastFetch.withLock { last in
             if let last, Date().timeIntervalSince(last) < Self.refetchInterval { return false }
             last = Date()

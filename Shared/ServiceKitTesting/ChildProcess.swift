@@ -1,0 +1,81 @@
+import Foundation
+import ServiceClient
+import Wire
+import ZeroMQ
+
+/// An executable of this package started as a child process (system tests,
+/// benchmarks), with its output in a log file.
+public final class ChildProcess {
+    public let process = Process()
+    public let log: URL
+
+    /// Where `swift build` put the executables: next to this test bundle, or
+    /// `HEREABOUTS_BIN_DIR`.
+    public static var binDirectory: URL {
+        if let dir = ProcessInfo.processInfo.environment["HEREABOUTS_BIN_DIR"] {
+            return URL(fileURLWithPath: dir)
+        }
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        // The test bundle may be a directory inside the build folder.
+        while dir.path != "/" && !FileManager.default.fileExists(atPath: dir.appendingPathComponent("auth-service").path) {
+            dir.deleteLastPathComponent()
+        }
+        return dir
+    }
+
+    public init(_ executable: String, arguments: [String], environment: [String: String] = [:], log: URL) throws {
+        let path = Self.binDirectory.appendingPathComponent(executable)
+        guard FileManager.default.isExecutableFile(atPath: path.path) else {
+            throw ServiceError(code: .internal, message: "\(executable) is not built at \(path.path): run `swift build` first")
+        }
+        self.log = log
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.executableURL = path
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    /// Sends SIGTERM and waits for the exit; returns the seconds it took.
+    @discardableResult
+    public func terminate() -> TimeInterval {
+        let start = Date()
+        process.terminate()
+        process.waitUntilExit()
+        return Date().timeIntervalSince(start)
+    }
+
+    public var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// A TCP endpoint on a port that was free a moment ago.
+    public static func freeEndpoint() throws -> String {
+        let socket = try Context.shared.makeSocket(.router)
+        defer { socket.close() }
+        try socket.bind("tcp://127.0.0.1:*")
+        return socket.lastEndpoint
+    }
+}
+
+/// Calls `health` until the service answers or `timeout` passes.
+public func waitUntilHealthy(service: String, endpoint: String, timeout: TimeInterval = 20) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        let client = ServiceClient(service: service, endpoint: endpoint, timeout: 0.5, tries: 1)
+        defer { client.close() }
+        if (try? client.callRaw(op: "\(service).health", body: .object(JSONObject())))?.reply.result != nil {
+            return true
+        }
+        Thread.sleep(forTimeInterval: 0.1)
+    }
+    return false
+}

@@ -1,0 +1,56 @@
+import ArgumentParser
+import Foundation
+
+@main
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hereabouts-bench",
+        abstract: "Measures Hereabouts against the peers its issues name, in one run.",
+        subcommands: [All.self, EchoServerCommand.self, Load.self, Micro.self])
+}
+
+struct All: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "all", abstract: "Runs every benchmark and writes the report.")
+
+    @Option(help: "Seconds per measured run.")
+    var seconds: Double = 8
+
+    @Option(help: "The report to update (sections between bench markers are replaced).")
+    var output: String = "Docs/BENCHMARKS.md"
+
+    func run() throws {
+        let directory = URL(fileURLWithPath: "/tmp/hb-bench-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let section = try AuthBenchmark(seconds: seconds, directory: directory).run()
+        print(section)
+        try BenchmarkReport.write(section: "foundation", body: section, to: output)
+    }
+}
+
+struct EchoServerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "echo-server", abstract: "A raw ZeroMQ ROUTER echo, for comparison.")
+
+    @Option var endpoint: String
+    @Option(name: .customLong("reply-bytes")) var replyBytes: Int
+
+    func run() throws {
+        try EchoServer.run(endpoint: endpoint, replyBytes: replyBytes)
+    }
+}
+
+struct Load: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Sends one request in a closed loop from several clients (for profiling).")
+
+    @Option var endpoint: String
+    @Option(help: "Frame 0 of the request, as JSON text.") var request: String
+    @Option var clients: Int = 4
+    @Option var seconds: Double = 10
+
+    func run() throws {
+        let frame = Data(request.utf8)
+        let result = LoadGenerator.run(endpoint: endpoint, clients: clients, seconds: seconds, request: { _ in [frame] },
+                                       check: { $0.contains(Data(#""ok":true"#.utf8)) })
+        print("\(format(result.rate)) req/s, p50 \(format(result.percentile(0.5), 2)) ms, p99 \(format(result.percentile(0.99), 2)) ms, errors \(result.errors)")
+    }
+}

@@ -1,0 +1,61 @@
+import ArgumentParser
+import Contracts
+import Foundation
+import GRDB
+import ServiceKit
+import Wire
+
+/// Times the stages of one request in this process, to see where a service's
+/// time goes (no sockets).
+struct Micro: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Times the stages of a request in-process.")
+
+    @Option var iterations: Int = 100_000
+
+    func run() throws {
+        let frame0 = Data(#"{"v":1,"id":"bench-1","op":"auth.users.get","body":{"ids":["7CXNvCFxB7OxU5l4V7SK8W"]}}"#.utf8)
+        measure("envelope decode") { _ = try? RequestEnvelope.decode(frames: [frame0]) }
+        let envelope = try RequestEnvelope.decode(frames: [frame0])
+        measure("body decode") { _ = try? envelope.decodeBody(UsersGetRequest.self) }
+        let profile = PublicProfile(id: "7CXNvCFxB7OxU5l4V7SK8W", displayName: "Bench Mark", username: nil,
+                                    attributes: ["dives": .number(120), "certification": .string("PADI AOW")], hasAvatar: false)
+        let reply = UsersReply(users: [profile])
+        measure("reply encode (JSONValueEncoder)") { _ = try? ReplyEnvelope.success(id: "bench-1", body: JSONValueEncoder().encode(reply)) }
+        measure("reply encode (Foundation JSONEncoder)") { _ = try? JSONEncoder().encode(reply) }
+
+        let directory = URL(fileURLWithPath: "/tmp/hb-micro-\(UUID().uuidString.prefix(6))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try ServiceDatabase(path: directory.appendingPathComponent("m.sqlite").path) { migrator in
+            migrator.registerMigration("m") { db in
+                try db.execute(sql: "CREATE TABLE user (id TEXT PRIMARY KEY, display_name TEXT, attributes TEXT)")
+                try db.execute(sql: "INSERT INTO user VALUES ('7CXNvCFxB7OxU5l4V7SK8W', 'Bench', '{}')")
+            }
+        }
+        measure("pool.read + cached statement row") {
+            _ = try? database.pool.read { db in
+                try Row.fetchOne(db.cachedStatement(sql: "SELECT id, display_name, attributes FROM user WHERE id = ?"),
+                                 arguments: ["7CXNvCFxB7OxU5l4V7SK8W"])
+            }
+        }
+        measure("pool.unsafeRead + cached statement row") {
+            _ = try? database.pool.unsafeRead { db in
+                try Row.fetchOne(db.cachedStatement(sql: "SELECT id, display_name, attributes FROM user WHERE id = ?"),
+                                 arguments: ["7CXNvCFxB7OxU5l4V7SK8W"])
+            }
+        }
+        measure("pool.read + query interface") {
+            _ = try? database.pool.read { db in
+                try Row.fetchOne(db, sql: "SELECT id, display_name, attributes FROM user WHERE id = ?", arguments: ["7CXNvCFxB7OxU5l4V7SK8W"])
+            }
+        }
+        measure("attributes JSON decode") { _ = try? JSONValueDecoder().decode(Attributes.self, from: Data(#"{"dives":120,"certification":"PADI AOW"}"#.utf8)) }
+    }
+
+    private func measure(_ label: String, _ body: () -> Void) {
+        for _ in 0..<1000 { body() }
+        let start = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<iterations { body() }
+        let nanos = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(iterations)
+        print("\(label.padding(toLength: 44, withPad: " ", startingAt: 0)) \(format(nanos / 1000, 2)) µs")
+    }
+}

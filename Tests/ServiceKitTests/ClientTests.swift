@@ -1,0 +1,114 @@
+import Contracts
+import Foundation
+import ServiceClient
+import ServiceKit
+import ServiceKitTesting
+import Synchronization
+import Testing
+import Wire
+import ZeroMQ
+
+@Suite("The Lazy Pirate client")
+struct ClientTests {
+    @Test("a service that does not answer is unavailable after the bounded tries")
+    func unavailable() throws {
+        let client = ServiceClient(service: "geo", endpoint: "ipc:///tmp/hereabouts-nobody-\(UUID().uuidString).sock",
+                                   timeout: 0.1, tries: 2)
+        defer { client.close() }
+        do {
+            _ = try client.call(HealthAPI.health("geo"), Empty())
+            Issue.record("answered")
+        } catch let error as ServiceError {
+            #expect(error.code == .unavailable)
+            #expect(error.message.contains("geo did not answer"))
+        }
+    }
+
+    @Test("a try that times out is repeated on a fresh socket with the same request id")
+    func retriesWithSameID() throws {
+        let endpoint = "inproc://lazy-pirate-\(UUID().uuidString)"
+        let seenIDs = Mutex<[String]>([])
+        let bound = DispatchSemaphore(value: 0)
+        let server = ServiceThread(name: "flaky") {
+            guard let router = try? Context.shared.makeSocket(.router), (try? router.bind(endpoint)) != nil else { return }
+            defer { router.close() }
+            bound.signal()
+            // Drop the first request on the floor; answer the second.
+            for attempt in 0..<2 {
+                guard let frames = try? router.receiveMessage(),
+                      let envelope = try? RequestEnvelope.decode(frames: Array(frames.dropFirst(2))) else { return }
+                seenIDs.withLock { $0.append(envelope.id) }
+                if attempt == 1 {
+                    let reply = ReplyEnvelope.success(id: envelope.id, body: .object(JSONObject([("count", .number(.integer(7)))])))
+                    _ = try? router.send([frames[0], Data(), reply])
+                }
+            }
+        }
+        bound.wait()
+        let client = ServiceClient(ServiceClient.Configuration(service: "toy", endpoint: endpoint, timeout: 0.3, tries: 3))
+        defer { client.close() }
+        let reply = try client.call(Op<Empty, CountReply>("toy.count", access: .anyone, effect: .read), Empty(), id: "retry-me")
+        server.join()
+        #expect(reply.count == 7)
+        #expect(seenIDs.withLock { $0 } == ["retry-me", "retry-me"])
+    }
+}
+
+@Suite("Token verification")
+struct TokenVerifierTests {
+    @Test("keys are fetched when a token names an unknown kid, at most once per interval")
+    func fetchesKeys() throws {
+        let key = Curve25519Key()
+        let fetches = Atomic<Int>(0)
+        let verifier = try TokenVerifier(source: .fetched {
+            fetches.add(1, ordering: .relaxed)
+            return [key.jwk]
+        })
+        let caller = try verifier.verify(try key.token(userID: "u1", expires: Date().addingTimeInterval(600)))
+        #expect(caller.userID == "u1")
+        #expect(caller.sessionID == "s1")
+        #expect(fetches.load(ordering: .relaxed) == 1)
+        // Cached: no second fetch, and the same caller.
+        #expect(try verifier.verify(try key.token(userID: "u1", expires: Date().addingTimeInterval(600))) == caller)
+        // A flood of tokens with unknown kids cannot make it fetch on every request.
+        let stranger = Curve25519Key()
+        for _ in 0..<3 {
+            #expect { try verifier.verify(try stranger.token(userID: "u2", expires: Date().addingTimeInterval(600))) } throws: {
+                ($0 as? ServiceError)?.message == "the access token is signed with an unknown key"
+            }
+        }
+        #expect(fetches.load(ordering: .relaxed) == 1)
+    }
+
+    @Test("an expired token is refused, also from the cache")
+    func expiry() throws {
+        let key = Curve25519Key()
+        let verifier = try TokenVerifier(source: .fixed([key.jwk]))
+        let token = try key.token(userID: "u1", expires: Date().addingTimeInterval(2))
+        _ = try verifier.verify(token)
+        #expect { try verifier.verify(token, now: Date().addingTimeInterval(5)) } throws: {
+            ($0 as? ServiceError)?.message == "the access token has expired"
+        }
+        #expect { try verifier.verify(try key.token(userID: "u1", expires: Date().addingTimeInterval(-1))) } throws: {
+            ($0 as? ServiceError)?.code == .unauthenticated
+        }
+    }
+}
+
+import Crypto
+
+/// An Ed25519 key that signs tokens the way auth does.
+struct Curve25519Key {
+    let kid = Identifier.random(count: 8)
+    let privateKey = Curve25519.Signing.PrivateKey()
+
+    var jwk: PublicKeyJWK { PublicKeyJWK(kid: kid, x: Base64URL.encode(privateKey.publicKey.rawRepresentation)) }
+
+    func token(userID: String, expires: Date) throws -> String {
+        let header = Base64URL.encode(Data(#"{"alg":"EdDSA","typ":"JWT","kid":"\#(kid)"}"#.utf8))
+        let exp = Int(expires.timeIntervalSince1970)
+        let payload = Base64URL.encode(Data(#"{"sub":"\#(userID)","sid":"s1","anon":false,"iat":\#(exp - 900),"exp":\#(exp)}"#.utf8))
+        let signature = try privateKey.signature(for: Data("\(header).\(payload)".utf8))
+        return "\(header).\(payload).\(Base64URL.encode(signature))"
+    }
+}

@@ -1,0 +1,57 @@
+import Contracts
+import Foundation
+import ServiceClient
+import ServiceKitTesting
+import Testing
+import Wire
+
+@Suite("The auth-service executable", .serialized)
+struct AuthProcessTests {
+    @Test("it starts, serves accounts, stops on SIGTERM, and keeps its users and key across a restart")
+    func lifecycle() throws {
+        let directory = URL(fileURLWithPath: "/tmp/hb-sys-\(Identifier.random(count: 8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let endpoint = try ChildProcess.freeEndpoint()
+        let events = try ChildProcess.freeEndpoint()
+        let arguments = ["--endpoint", endpoint, "--events", events, "--log-level", "info"]
+        // The data directory comes from the environment, as `here up` passes it.
+        let environment = ["HEREABOUTS_DATA_DIR": directory.path]
+
+        let first = try ChildProcess("auth-service", arguments: arguments, environment: environment,
+                                       log: directory.appendingPathComponent("auth-1.log"))
+        #expect(waitUntilHealthy(service: "auth", endpoint: endpoint), "\(first.logText)")
+        let client = ServiceClient(service: "auth", endpoint: endpoint, timeout: 30, tries: 1)
+        defer { client.close() }
+        let session = try client.call(AuthAPI.register, RegisterRequest(email: "sys@example.org", password: "password1"))
+        #expect(try client.call(AuthAPI.me, Empty(), token: session.accessToken).user.email == "sys@example.org")
+
+        let seconds = first.terminate()
+        #expect(first.process.terminationStatus == 0, "\(first.logText)")
+        #expect(seconds < 5, "SIGTERM took \(seconds) s")
+        #expect(first.logText.contains("auth stopped"))
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("auth.sqlite").path))
+
+        let second = try ChildProcess("auth-service", arguments: arguments, environment: environment,
+                                        log: directory.appendingPathComponent("auth-2.log"))
+        defer { second.terminate() }
+        #expect(waitUntilHealthy(service: "auth", endpoint: endpoint), "\(second.logText)")
+        client.close()
+        // The same signing key: the token from before the restart still works.
+        #expect(try client.call(AuthAPI.me, Empty(), token: session.accessToken).user.id == session.user.id)
+        let login = try client.call(AuthAPI.login, LoginRequest(login: "sys@example.org", password: "password1"))
+        #expect(login.user.id == session.user.id)
+    }
+
+    @Test("bad flags are refused with a message and a non-zero exit")
+    func badFlags() throws {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("hb-flags-\(Identifier.random(count: 6))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = try ChildProcess("auth-service", arguments: ["--workers", "lots"],
+                                         log: directory.appendingPathComponent("flags.log"))
+        process.process.waitUntilExit()
+        #expect(process.process.terminationStatus != 0)
+        #expect(process.logText.contains("workers"))
+    }
+}
