@@ -13,8 +13,16 @@ public enum Check {
 
     public static func range<T: Comparable & Sendable>(_ value: T, field: String, in range: ClosedRange<T>) throws {
         guard range.contains(value) else {
-            throw ServiceError.invalidArgument(field: field, "\(field) must be within \(range.lowerBound)…\(range.upperBound)")
+            throw ServiceError.invalidArgument(field: field, "\(field) must be within \(describe(range.lowerBound))…\(describe(range.upperBound))")
         }
+    }
+
+    /// Whole doubles read as integers in messages: "-90…90", not "-90.0…90.0".
+    private static func describe<T>(_ value: T) -> String {
+        if let double = value as? Double, double.rounded() == double, abs(double) < 1e15 {
+            return String(Int64(double))
+        }
+        return "\(value)"
     }
 
     public static func latitude(_ value: Double, field: String = "lat") throws {

@@ -48,6 +48,26 @@ struct Micro: ParsableCommand {
                 try Row.fetchOne(db, sql: "SELECT id, display_name, attributes FROM user WHERE id = ?", arguments: ["7CXNvCFxB7OxU5l4V7SK8W"])
             }
         }
+        if let path = ProcessInfo.processInfo.environment["MICRO_AUTH_DB"] {
+            let auth = try DatabasePool(path: path)
+            let userID = try auth.read { db in try String.fetchOne(db, sql: "SELECT id FROM user LIMIT 1") } ?? ""
+            let sessionID = try auth.read { db in try String.fetchOne(db, sql: "SELECT id FROM session LIMIT 1") } ?? ""
+            measure("auth: session check (pool.read)") {
+                _ = try? auth.read { db in
+                    try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS(SELECT 1 FROM session WHERE id = ? AND user_id = ? AND revoked_at IS NULL)"),
+                                      arguments: [sessionID, userID])
+                }
+            }
+            measure("auth: user row (pool.read)") {
+                _ = try? auth.read { db in
+                    try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM user WHERE id = ?"), arguments: [userID])
+                }
+            }
+        }
+        let user = User(id: "7CXNvCFxB7OxU5l4V7SK8W", email: "a@example.org", username: "ada", displayName: "Ada",
+                        attributes: ["dives": .number(120)], anonymous: false, createdAt: Date())
+        measure("encode UserReply") { _ = try? JSONValueEncoder().encodeData(UserReply(user: user)) }
+        measure("Timestamp.format") { _ = Timestamp.format(Date()) }
         measure("attributes JSON decode") { _ = try? JSONValueDecoder().decode(Attributes.self, from: Data(#"{"dives":120,"certification":"PADI AOW"}"#.utf8)) }
     }
 

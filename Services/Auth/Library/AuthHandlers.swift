@@ -65,9 +65,7 @@ struct AuthHandlers: Sendable {
         let fields = AccountFields(request, passwordHash: try hasher.hash(request.password))
         let now = Date()
         return try context.commitSession { db in
-            let user = try store.insertUser(anonymous: false, fields: fields, now: now, in: db)
-            let sessionID = try store.createSession(userID: user.id, now: now, in: db)
-            return try session(for: user, sessionID: sessionID, now: now, in: db)
+            try openSession(for: try store.insertUser(anonymous: false, fields: fields, now: now, in: db), now: now, in: db)
         }
     }
 
@@ -89,17 +87,14 @@ struct AuthHandlers: Sendable {
         }
         return try context.commitSession { db in
             try store.clearLoginFailures(loginKey, in: db)
-            let sessionID = try store.createSession(userID: account.user.id, now: now, in: db)
-            return try session(for: account.user, sessionID: sessionID, now: now, in: db)
+            return try openSession(for: account.user, now: now, in: db)
         }
     }
 
     func anonymous(_ request: Empty, _ context: RequestContext) throws -> Committed<SessionReply> {
         let now = Date()
         return try context.commitSession { db in
-            let user = try store.insertUser(anonymous: true, fields: nil, now: now, in: db)
-            let sessionID = try store.createSession(userID: user.id, now: now, in: db)
-            return try session(for: user, sessionID: sessionID, now: now, in: db)
+            try openSession(for: try store.insertUser(anonymous: true, fields: nil, now: now, in: db), now: now, in: db)
         }
     }
 
@@ -179,6 +174,12 @@ struct AuthHandlers: Sendable {
         return try store.database.pool.write { db in
             try session(for: try existingUser(state.userId, in: db), sessionID: state.sessionId, now: now, in: db).0
         }
+    }
+
+    /// A new session for `user` with its first token pair.
+    private func openSession(for user: User, now: Date, in db: Database) throws -> (SessionReply, SessionState) {
+        let sessionID = try store.createSession(userID: user.id, now: now, in: db)
+        return try session(for: user, sessionID: sessionID, now: now, in: db)
     }
 
     /// A new token pair in `sessionID`, and the state a retry needs.
