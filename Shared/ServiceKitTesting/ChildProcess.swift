@@ -49,6 +49,7 @@ public final class ChildProcess {
     /// Sends SIGTERM and waits for the exit; returns the seconds it took.
     @discardableResult
     public func terminate() -> TimeInterval {
+        guard process.isRunning else { return 0 }
         let start = Date()
         process.terminate()
         process.waitUntilExit()

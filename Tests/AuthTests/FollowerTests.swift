@@ -95,3 +95,40 @@ struct FollowerTests {
         #expect(names.allSatisfy { $0.1 != "initial" })
     }
 }
+
+@Suite("Verifying auth's tokens in another service")
+struct OtherServiceTokenTests {
+    @Test("a service fetches auth's key on first need and verifies its tokens")
+    func fetchesFromAuth() throws {
+        let auth = try AuthFixture()
+        let session = try auth.register()
+        let verifier = try TokenVerifier.forService(try auth.stack.settings(for: "catalogue"))
+        let caller = try verifier.verify(session.accessToken)
+        #expect(caller.userID == session.user.id)
+        #expect(caller.anonymous == false)
+    }
+
+    @Test("keys given in HEREABOUTS_AUTH_PUBLIC_KEYS are used without asking auth")
+    func keysFromConfiguration() throws {
+        let auth = try AuthFixture()
+        let session = try auth.register()
+        let jwks = String(decoding: try JSONValueEncoder().encodeData(try auth.client.call(AuthAPI.publicKey, Empty())), as: UTF8.self)
+        // auth's endpoint points nowhere: only the configured key can verify.
+        let settings = try ServiceSettings(service: "catalogue", environment: [
+            "HEREABOUTS_AUTH_PUBLIC_KEYS": jwks, "HEREABOUTS_AUTH_ENDPOINT": "ipc:///tmp/hereabouts-no-auth.sock",
+        ])
+        #expect(try TokenVerifier.forService(settings).verify(session.accessToken).userID == session.user.id)
+        let broken = try ServiceSettings(service: "catalogue", environment: ["HEREABOUTS_AUTH_PUBLIC_KEYS": "not json"])
+        #expect(throws: ServiceError.self) { try TokenVerifier.forService(broken) }
+    }
+
+    @Test("when auth does not answer, a token cannot be verified and the caller hears unavailable")
+    func authAway() throws {
+        let settings = try ServiceSettings(service: "catalogue", environment: [
+            "HEREABOUTS_AUTH_ENDPOINT": "ipc:///tmp/hereabouts-no-auth-\(Identifier.random(count: 6)).sock",
+        ])
+        let verifier = try TokenVerifier.forService(settings)
+        let key = try AuthFixture().forgedToken(userID: "u1", sessionID: "s1", issuedAt: Date())
+        #expect { try verifier.verify(key) } throws: { ($0 as? ServiceError)?.code == .unavailable }
+    }
+}

@@ -4,6 +4,7 @@ import GRDB
 import ServiceClient
 import ServiceKit
 import ServiceKitTesting
+import Synchronization
 import Testing
 import Wire
 
@@ -175,18 +176,11 @@ struct AuthRuntimeTests {
 
 /// Results gathered from several threads.
 final class ResultsBox<Value: Sendable>: Sendable {
-    private let lock = NSLock()
-    nonisolated(unsafe) private var results: [Result<Value, any Error>] = []
+    private let results = Mutex<[Result<Value, any Error>]>([])
 
     func append(_ result: Result<Value, any Error>) {
-        lock.lock()
-        results.append(result)
-        lock.unlock()
+        results.withLock { $0.append(result) }
     }
 
-    var all: [Result<Value, any Error>] {
-        lock.lock()
-        defer { lock.unlock() }
-        return results
-    }
+    var all: [Result<Value, any Error>] { results.withLock { $0 } }
 }

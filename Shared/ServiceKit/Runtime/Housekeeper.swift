@@ -41,7 +41,10 @@ public final class Housekeeper: Sendable {
         isStopped.store(true, ordering: .relaxed)
         condition.broadcast()
         condition.unlock()
-        thread.withLock { $0 }?.join()
+        thread.withLock { thread in
+            defer { thread = nil }
+            return thread
+        }?.join()
     }
 
     private func run() {

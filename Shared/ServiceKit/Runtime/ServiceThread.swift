@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,6 +11,7 @@ import Glibc
 /// unrelated tasks.
 public final class ServiceThread: Sendable {
     private let thread: pthread_t
+    private let joined = Atomic<Bool>(false)
 
     /// Starts `body` on a new thread named `name` (Linux keeps the first 15 bytes).
     public init(name: String, _ body: @escaping @Sendable () -> Void) {
@@ -26,8 +28,10 @@ public final class ServiceThread: Sendable {
         self.thread = thread
     }
 
-    /// Waits for the thread to finish. Call once.
+    /// Waits for the thread to finish. Later calls return at once (joining a thread
+    /// twice is undefined behaviour in POSIX).
     public func join() {
+        guard !joined.exchange(true, ordering: .acquiringAndReleasing) else { return }
         pthread_join(thread, nil)
     }
 }
