@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "auth-service", targets: ["AuthServiceMain"]),
+        .executable(name: "catalogue-service", targets: ["CatalogueServiceMain"]),
         .executable(name: "hereabouts-bench", targets: ["Benchmarks"]),
     ],
     dependencies: [
@@ -52,6 +53,11 @@ let package = Package(
         .target(
             name: "Imaging",
             path: "Shared/Imaging",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "OpeningHours",
+            path: "Shared/OpeningHours",
             swiftSettings: swiftSettings
         ),
 
@@ -108,6 +114,28 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "Catalogue",
+            dependencies: [
+                "ServiceKit", "Contracts", "Wire", "OpeningHours",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Services/Catalogue/Library",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "CatalogueServiceMain",
+            dependencies: [
+                "Catalogue", "ServiceKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/Catalogue/Executable",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Tests
         .testTarget(
             name: "ZeroMQTests",
@@ -117,6 +145,11 @@ let package = Package(
         .testTarget(
             name: "WireTests",
             dependencies: ["Wire", "Contracts"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "OpeningHoursTests",
+            dependencies: ["OpeningHours"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -142,6 +175,16 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CatalogueTests",
+            dependencies: [
+                "Catalogue", "Auth", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
+                "OpeningHours",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

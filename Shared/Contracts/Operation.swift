@@ -46,14 +46,24 @@ public struct Op<Request: Codable & Sendable, Response: Codable & Sendable>: Sen
 }
 
 /// A request body that checks the protocol's rules beyond its JSON shape (lengths,
-/// ranges, formats). Services run `validate()` after decoding, so a handler sees
-/// only valid input; clients may run it before sending.
+/// ranges, formats). Services use `validated()` after decoding, so a handler sees
+/// only valid input; clients may run `validate()` before sending.
 public protocol ValidatedBody: Codable, Sendable {
+    /// Throws `invalid_argument` naming the first field that breaks a rule.
     func validate() throws
+    /// The body as a service uses it: checked, and normalised where the protocol
+    /// says so (upper-cased codes, tags without repeats). By default, `validate()`
+    /// and the body as it is.
+    func validated() throws -> Self
 }
 
 extension ValidatedBody {
     public func validate() throws {}
+
+    public func validated() throws -> Self {
+        try validate()
+        return self
+    }
 }
 
 /// A body with no fields: `{}`.

@@ -276,12 +276,9 @@ struct AuthHandlers: Sendable {
         var seen = Set<String>()
         let found = request.ids.compactMap { id in seen.insert(id).inserted ? profiles[id] : nil }
         var writer = JSONWriter(capacity: 16 + found.reduce(0) { $0 + $1.count + 1 })
-        writer.appendASCII("{\"users\":[")
-        for (index, profile) in found.enumerated() {
-            if index > 0 { writer.appendASCII(",") }
-            writer.writeRaw(profile)
-        }
-        writer.appendASCII("]}")
+        writer.appendASCII("{\"users\":")
+        writer.writeRawArray(found)
+        writer.appendASCII("}")
         return RawJSON(writer.bytes)
     }
 

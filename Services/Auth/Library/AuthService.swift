@@ -55,7 +55,8 @@ public final class AuthService: RunnableService {
         self.store = store
         let policy = options.loginPolicy
         self.housekeeper = Housekeeper(tasks: [
-            .init(name: "purge", every: 600) { try store.purge(now: Date(), loginWindow: policy.window) },
+            .forgetKeptReplies(in: database),
+            .init(name: "forget-sessions", every: 600) { try store.purge(now: Date(), loginWindow: policy.window) },
         ], logger: logger)
         self.server = Server(
             configuration: .init(service: AuthAPI.service, endpoint: settings.endpoint, workers: settings.workers,

@@ -357,7 +357,7 @@ final class AuthStore: Sendable {
     // MARK: Upkeep
 
     /// Forgets what no rule needs any more: old login failures, expired refresh
-    /// tokens, sessions ended a month ago, and kept replies past their retention.
+    /// tokens, and sessions ended a month ago.
     func purge(now: Date, loginWindow: TimeInterval) throws {
         try database.pool.write { db in
             try db.execute(sql: "DELETE FROM login_failure WHERE at < ?",
@@ -365,7 +365,6 @@ final class AuthStore: Sendable {
             try db.execute(sql: "DELETE FROM refresh_token WHERE expires_at < ?", arguments: [now.timeIntervalSince1970])
             try db.execute(sql: "DELETE FROM session WHERE revoked_at < ?",
                            arguments: [now.addingTimeInterval(-Self.refreshTokenLifetime).timeIntervalSince1970])
-            try IdempotencyLog.purge(before: now.addingTimeInterval(-IdempotencyLog.retention), in: db)
         }
     }
 

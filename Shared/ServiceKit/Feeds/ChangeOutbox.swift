@@ -23,10 +23,15 @@ public struct ChangeOutbox: Sendable {
             throw ServiceError.internal
         }
         object["seq"] = nil
-        let payload = String(decoding: JSONWriter.data(.object(object)), as: UTF8.self)
+        try record(payload: String(decoding: JSONWriter.data(.object(object)), as: UTF8.self), entity: entity, in: db)
+    }
+
+    /// Records a change already written as JSON: an object with every field of the
+    /// feed's entries but `seq`.
+    public func record(payload: String, entity: String, in db: Database) throws {
         // REPLACE deletes the entity's earlier row and inserts with a new, higher seq.
-        try db.execute(sql: "INSERT OR REPLACE INTO change (entity, payload) VALUES (?, ?)",
-                       arguments: [entity, payload])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO change (entity, payload) VALUES (?, ?)")
+            .execute(arguments: [entity, payload])
     }
 
     /// The body of a `<service>.changes` reply, written straight from the stored JSON.

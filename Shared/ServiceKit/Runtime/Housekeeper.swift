@@ -68,3 +68,14 @@ public final class Housekeeper: Sendable {
         }
     }
 }
+
+extension Housekeeper.Task {
+    /// Forgets kept replies past their retention (every service keeps them).
+    public static func forgetKeptReplies(in database: ServiceDatabase, every interval: TimeInterval = 600) -> Housekeeper.Task {
+        Housekeeper.Task(name: "forget-kept-replies", every: interval) {
+            _ = try database.pool.write { db in
+                try IdempotencyLog.purge(before: Date().addingTimeInterval(-IdempotencyLog.retention), in: db)
+            }
+        }
+    }
+}

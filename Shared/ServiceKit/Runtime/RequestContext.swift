@@ -65,14 +65,22 @@ public final class RequestContext {
     /// state-changing op the reply is kept, in that same transaction, under the
     /// request's id: a retry gets it back and changes nothing.
     public func commit<Value: Encodable & Sendable>(_ work: (Database) throws -> Value) throws -> Committed<Value> {
+        try commitFrame { db in try successFrame(try work(db)) }
+    }
+
+    /// Like `commit`, for a reply body that is already JSON (a stored post, say).
+    public func commit<Value: Sendable>(as type: Value.Type, raw work: (Database) throws -> RawJSON) throws -> Committed<Value> {
+        try commitFrame { db in ReplyEnvelope.success(id: requestID, rawBody: try work(db).bytes) }
+    }
+
+    private func commitFrame<Value>(_ work: (Database) throws -> Data) throws -> Committed<Value> {
         let database = try requireDatabase()
         return try database.pool.write { db in
-            let value = try work(db)
-            let frame0 = try successFrame(value)
+            let frame0 = try work(db)
             if effect == .write, let key = idempotencyKey, let fingerprint {
                 try IdempotencyLog.record(key, fingerprint: fingerprint, answer: .reply(frame0), in: db)
             }
-            return Committed(value: value, frame0: frame0)
+            return Committed(frame0: frame0)
         }
     }
 
@@ -88,7 +96,7 @@ public final class RequestContext {
                 let kept = try JSONValueEncoder().encodeData(state)
                 try IdempotencyLog.record(key, fingerprint: fingerprint, answer: .session(kept), in: db)
             }
-            return Committed(value: value, frame0: try successFrame(value))
+            return Committed(frame0: try successFrame(value))
         }
     }
 

@@ -77,12 +77,14 @@ final class RequestPipeline: Sendable {
     let database: ServiceDatabase?
     let logger: Logger
     let pools: [String: WorkQueue<Job>]
+    let rateLimiter: RateLimiter?
     let inFlight = InFlightRequests()
     /// Set when the service begins to stop: pools refuse work they have not begun.
     let isStopping = Atomic<Bool>(false)
 
     init(service: String, router: Router, verifier: TokenVerifier?, callerCheck: CallerCheck?,
-         database: ServiceDatabase?, logger: Logger, pools: [String: WorkQueue<Job>]) {
+         database: ServiceDatabase?, logger: Logger, pools: [String: WorkQueue<Job>], rateLimiter: RateLimiter?) {
+        self.rateLimiter = rateLimiter
         self.service = service
         self.router = router
         self.verifier = verifier
@@ -132,6 +134,11 @@ final class RequestPipeline: Sendable {
                 send(job.incoming.reply(failureFrame(error, id: job.envelope.id, op: job.envelope.op)))
                 return
             }
+        }
+        if job.route.rateLimited, let caller = job.caller, let rateLimiter, let wait = rateLimiter.take(caller.userID) {
+            let error = ServiceError.rateLimited("too many writes; slow down", retryAfterMs: Int((wait * 1000).rounded(.up)))
+            send(job.incoming.reply(ReplyEnvelope.failure(id: job.envelope.id, error: error)))
+            return
         }
         if case .pool(let name) = job.route.lane, let pool = pools[name] {
             guard pool.offer(job) else {

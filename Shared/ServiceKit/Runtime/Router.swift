@@ -55,12 +55,13 @@ public struct Router: Sendable {
     }
 
     /// A state-changing op: the reply is kept for retries of the same request id.
+    /// `rateLimited` ops count against the caller's writes per second.
     public mutating func write<Request: ValidatedBody, Response>(
-        _ op: Op<Request, Response>, lane: Lane = .workers,
+        _ op: Op<Request, Response>, lane: Lane = .workers, rateLimited: Bool = false,
         _ handler: @escaping @Sendable (Request, RequestContext) throws -> Committed<Response>
     ) {
         precondition(op.effect == .write, "\(op.name) is not declared as a write")
-        add(op, lane: lane) { envelope, context in
+        add(op, lane: lane, rateLimited: rateLimited) { envelope, context in
             let body = try Self.decode(Request.self, envelope)
             try context.beginWrite(fingerprint: Self.fingerprint(body, envelope.attachments))
             if case .reply(let frame0)? = try context.keptAnswer() {
@@ -109,7 +110,7 @@ public struct Router: Sendable {
     var allRoutes: Dictionary<String, Route>.Values { routes.values }
 
     private mutating func add<Request, Response>(
-        _ op: Op<Request, Response>, lane: Lane,
+        _ op: Op<Request, Response>, lane: Lane, rateLimited: Bool = false,
         run: @escaping @Sendable (RequestEnvelope, RequestContext) throws -> HandlerOutput
     ) {
         precondition(op.service == service, "\(op.name) does not belong to the \(service) service")
@@ -117,13 +118,11 @@ public struct Router: Sendable {
         precondition(lane != .front || op.effect == .read, "\(op.name) changes state and cannot run on the front thread")
         routes[op.name] = Route(name: op.name, access: op.access, effect: op.effect,
                                 maxAttachments: op.maxAttachments, maxFrame0Bytes: op.maxFrame0Bytes,
-                                lane: lane, run: run)
+                                lane: lane, rateLimited: rateLimited, run: run)
     }
 
     private static func decode<Request: ValidatedBody>(_ type: Request.Type, _ envelope: RequestEnvelope) throws -> Request {
-        let body = try envelope.decodeBody(Request.self)
-        try body.validate()
-        return body
+        try envelope.decodeBody(Request.self).validated()
     }
 
     /// What identifies a request's content for idempotency: its body in canonical
@@ -162,6 +161,7 @@ struct Route: Sendable {
     let maxAttachments: Int
     let maxFrame0Bytes: Int
     let lane: Lane
+    let rateLimited: Bool
     let run: @Sendable (RequestEnvelope, RequestContext) throws -> HandlerOutput
 }
 
@@ -182,8 +182,7 @@ public struct Reply<Value: Sendable>: Sendable {
 }
 
 /// The reply of a state-changing op, kept in the same transaction as the change.
-/// Only `RequestContext.commit` makes one.
+/// Only `RequestContext.commit` makes one; its type is the op's reply type.
 public struct Committed<Value: Sendable>: Sendable {
-    public let value: Value
     let frame0: Data
 }

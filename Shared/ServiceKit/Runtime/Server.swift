@@ -28,10 +28,14 @@ public final class Server: Sendable {
         public var drainTimeout: TimeInterval
         /// How long a closing socket keeps trying to deliver queued replies.
         public var lingerMilliseconds: Int32
+        /// Per-user writes per second for rate-limited routes; nil for no limit.
+        public var rateLimit: RateLimiter.Policy?
         public var context: Context
 
         public init(service: String, endpoint: String, workers: Int = 2, pools: [String: PoolConfiguration] = [:],
-                    drainTimeout: TimeInterval = 0.7, lingerMilliseconds: Int32 = 150, context: Context = .shared) {
+                    drainTimeout: TimeInterval = 0.7, lingerMilliseconds: Int32 = 150,
+                    rateLimit: RateLimiter.Policy? = nil, context: Context = .shared) {
+            self.rateLimit = rateLimit
             self.service = service
             self.endpoint = endpoint
             self.workers = workers
@@ -92,7 +96,8 @@ public final class Server: Sendable {
         self.logger = logger
         self.repliesEndpoint = "inproc://\(service)-\(UUID().uuidString)-replies"
         self.pipeline = RequestPipeline(service: service, router: router, verifier: verifier, callerCheck: callerCheck,
-                                        database: database, logger: logger, pools: pools)
+                                        database: database, logger: logger, pools: pools,
+                                        rateLimiter: configuration.rateLimit.map(RateLimiter.init))
     }
 
     /// The endpoint clients connect to, with the port a `tcp://…:*` bind was given.

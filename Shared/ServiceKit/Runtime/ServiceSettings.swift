@@ -38,6 +38,8 @@ public struct ServiceSettings: Sendable {
     public var dataDirectory: String
     public var workers: Int
     public var logLevel: Logger.Level
+    /// Writes per second and burst per user (`HEREABOUTS_RATE_LIMIT`); nil when off.
+    public var rateLimit: RateLimiter.Policy?
     /// The environment the settings were read from, for the endpoints of other services.
     public var environment: [String: String]
 
@@ -85,6 +87,14 @@ public struct ServiceSettings: Sendable {
             throw ValidationError("log level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), not \(levelText)")
         }
         logLevel = level
+        if let text = environment["HEREABOUTS_RATE_LIMIT"], !text.isEmpty {
+            guard let policy = RateLimiter.Policy.parse(text) else {
+                throw ValidationError("HEREABOUTS_RATE_LIMIT must be writes per second (N, or N/BURST; 0 for no limit), not \(text)")
+            }
+            rateLimit = policy
+        } else {
+            rateLimit = .standard
+        }
     }
 
     /// The file of this service's database.

@@ -88,6 +88,16 @@ public struct JSONWriter {
         bytes.append(contentsOf: json)
     }
 
+    /// Appends a JSON array of values that are already serialised.
+    public mutating func writeRawArray(_ items: some Collection<[UInt8]>) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, item) in items.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: item)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     public mutating func appendASCII(_ text: String) {
         bytes.append(contentsOf: text.utf8)
     }

@@ -1,0 +1,69 @@
+import Contracts
+import Foundation
+import GRDB
+import Logging
+import ServiceKit
+import Synchronization
+import Wire
+
+/// The catalogue service: posts, images, ratings and trips in
+/// `<data dir>/catalogue.sqlite`, the `catalogue.changes` feed, and a follower of
+/// `auth.changes`.
+public final class CatalogueService: RunnableService {
+    public let settings: ServiceSettings
+    let store: CatalogueStore
+    let follower: ChangeFollower<UserChange>
+    private let server: Server
+    private let housekeeper: Housekeeper
+    private let publisher = Mutex<EventPublisher?>(nil)
+
+    public init(settings: ServiceSettings, logger: Logger) throws {
+        self.settings = settings
+        let database = try ServiceDatabase(path: settings.databasePath, durability: .normal) { migrator in
+            CatalogueSchema.register(in: &migrator)
+        }
+        let store = CatalogueStore(database: database)
+        let deletedUsers = DeletedUsers(try store.deletedUsers())
+        var router = Router(service: CatalogueAPI.service)
+        CatalogueHandlers(store: store).register(into: &router)
+
+        let auth = settings.endpoints(of: AuthAPI.service)
+        self.follower = ChangeFollower(
+            feed: .init(name: AuthAPI.service, requestEndpoint: auth.requests, eventsEndpoint: auth.events, op: AuthAPI.changes),
+            database: database, logger: logger
+        ) { changes, db in
+            let deleted = try store.apply(changes, now: Date(), in: db)
+            if !deleted.isEmpty {
+                db.afterNextTransaction { _ in deletedUsers.insert(deleted) }
+            }
+        }
+        self.store = store
+        self.housekeeper = Housekeeper(tasks: [.forgetKeptReplies(in: database)], logger: logger)
+        self.server = Server(
+            configuration: .init(service: CatalogueAPI.service, endpoint: settings.endpoint, workers: settings.workers,
+                                 rateLimit: settings.rateLimit),
+            router: router, database: database, verifier: try TokenVerifier.forService(settings),
+            callerCheck: deletedUsers.check, logger: logger)
+    }
+
+    /// Where clients connect (with the port a `:*` endpoint was given).
+    public var endpoint: String { server.endpoint }
+
+    public func start() throws {
+        if let events = settings.eventsEndpoint {
+            let publisher = try EventPublisher(endpoint: events)
+            store.outbox.announceCommits(of: store.database, on: publisher)
+            self.publisher.withLock { $0 = publisher }
+        }
+        try server.start()
+        follower.start()
+        housekeeper.start()
+    }
+
+    public func stop() {
+        follower.stop()
+        server.stop()
+        housekeeper.stop()
+        publisher.withLock { $0?.close() }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Wire
+
+extension Post {
+    /// Writes the post as its Codable encoding does, field by field: a service
+    /// writes every post once per change and serves the bytes, so this path is hot
+    /// (an import writes a million of them).
+    public func writeJSON(into writer: inout JSONWriter) {
+        writer.appendASCII("{\"id\":")
+        writer.write(id)
+        writer.appendASCII(",\"ownerId\":")
+        writer.write(ownerId)
+        writer.appendASCII(",\"kind\":")
+        writer.write(kind)
+        writer.appendASCII(",\"title\":")
+        writer.write(title)
+        writer.appendASCII(",\"text\":")
+        writer.write(text)
+        writer.appendASCII(",\"lat\":")
+        writer.write(lat)
+        writer.appendASCII(",\"lon\":")
+        writer.write(lon)
+        writer.appendASCII(",\"category\":")
+        writeOptional(category, into: &writer)
+        writer.appendASCII(",\"tags\":[")
+        for (index, tag) in tags.enumerated() {
+            if index > 0 { writer.appendASCII(",") }
+            writer.write(tag)
+        }
+        writer.appendASCII("],\"price\":")
+        if let price {
+            writer.appendASCII("{\"amount\":")
+            writer.write(price.amount)
+            writer.appendASCII(",\"currency\":")
+            writer.write(price.currency)
+            writer.appendASCII("}")
+        } else {
+            writer.appendASCII("null")
+        }
+        writer.appendASCII(",\"hours\":")
+        writeOptional(hours, into: &writer)
+        writer.appendASCII(",\"timezone\":")
+        writeOptional(timezone, into: &writer)
+        writer.appendASCII(",\"place\":")
+        if let place {
+            writer.appendASCII("{\"city\":")
+            writer.write(place.city)
+            writer.appendASCII(",\"countryCode\":")
+            writer.write(place.countryCode)
+            writer.appendASCII("}")
+        } else {
+            writer.appendASCII("null")
+        }
+        writer.appendASCII(",\"notifyRadius\":")
+        if let notifyRadius { writer.write(notifyRadius) } else { writer.appendASCII("null") }
+        writer.appendASCII(",\"ref\":")
+        writeOptional(ref, into: &writer)
+        writer.appendASCII(",\"images\":[")
+        for (index, image) in images.enumerated() {
+            if index > 0 { writer.appendASCII(",") }
+            writer.appendASCII("{\"id\":")
+            writer.write(image.id)
+            writer.appendASCII(",\"contentType\":")
+            writer.write(image.contentType)
+            writer.appendASCII(",\"width\":\(image.width),\"height\":\(image.height),\"bytes\":\(image.bytes)}")
+        }
+        writer.appendASCII("],\"rating\":{\"average\":")
+        if let average = rating.average { writer.write(average) } else { writer.appendASCII("null") }
+        writer.appendASCII(",\"count\":\(rating.count)},\"version\":\(version),\"createdAt\":")
+        writer.write(Timestamp.format(createdAt))
+        writer.appendASCII(",\"updatedAt\":")
+        writer.write(Timestamp.format(updatedAt))
+        writer.appendASCII("}")
+    }
+
+    /// The post as one line of JSON.
+    public var jsonBytes: [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        writeJSON(into: &writer)
+        return writer.bytes
+    }
+
+    private func writeOptional(_ value: String?, into writer: inout JSONWriter) {
+        if let value { writer.write(value) } else { writer.appendASCII("null") }
+    }
+}

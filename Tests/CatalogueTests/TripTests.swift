@@ -1,0 +1,67 @@
+import Contracts
+import Foundation
+import Testing
+import Wire
+
+@Suite("Trips")
+struct TripTests {
+    @Test("a trip is created, listed for its owner and invitees, and shown to members only")
+    func tripFlow() throws {
+        let catalogue = try CatalogueFixture()
+        let owner = try catalogue.user()
+        let buddy = try catalogue.user()
+        let stranger = try catalogue.user()
+        let trip = try catalogue.client.call(CatalogueAPI.createTrip, CreateTripRequest(
+            title: "Lisbon in spring", city: "Lisbon", countryCode: "pt", lat: 38.72, lon: -9.14,
+            start: LocalDate("2027-04-02"), end: LocalDate("2027-04-09")), token: owner.token).trip
+        #expect(trip.countryCode == "PT")
+        #expect(trip.members?.map(\.userId) == [owner.id])
+        try catalogue.catchUpWithAuth()
+
+        let invited = try catalogue.client.call(CatalogueAPI.invite, InviteRequest(id: trip.id, userId: buddy.id), token: owner.token).trip
+        #expect(Set(invited.members?.map(\.userId) ?? []) == [owner.id, buddy.id])
+        #expect(invited.members?.first { $0.userId == buddy.id }?.role == .member)
+        // Inviting again changes nothing.
+        #expect(try catalogue.client.call(CatalogueAPI.invite, InviteRequest(id: trip.id, userId: buddy.id), token: owner.token).trip.members?.count == 2)
+
+        #expect(try catalogue.client.call(CatalogueAPI.listTrips, Empty(), token: buddy.token).trips.map(\.id) == [trip.id])
+        #expect(try catalogue.client.call(CatalogueAPI.getTrip, IDRequest(id: trip.id), token: buddy.token).trip.title == "Lisbon in spring")
+        #expect(catalogue.failure(CatalogueAPI.getTrip, IDRequest(id: trip.id), token: stranger.token)?.code == .permissionDenied)
+        #expect(try catalogue.client.call(CatalogueAPI.listTrips, Empty(), token: stranger.token).trips.isEmpty)
+    }
+
+    @Test("only the owner invites and deletes; members leave; the owner cannot leave")
+    func tripRules() throws {
+        let catalogue = try CatalogueFixture()
+        let owner = try catalogue.user()
+        let buddy = try catalogue.user()
+        let third = try catalogue.user()
+        let trip = try catalogue.client.call(CatalogueAPI.createTrip, CreateTripRequest(title: "Rome", city: "Rome", countryCode: "IT"),
+                                             token: owner.token).trip
+        try catalogue.catchUpWithAuth()
+        _ = try catalogue.client.call(CatalogueAPI.invite, InviteRequest(id: trip.id, userId: buddy.id), token: owner.token)
+        #expect(catalogue.failure(CatalogueAPI.invite, InviteRequest(id: trip.id, userId: third.id), token: buddy.token)?.code == .permissionDenied)
+        #expect(catalogue.failure(CatalogueAPI.invite, InviteRequest(id: trip.id, userId: owner.id), token: owner.token)?.summary == "invalid_argument userId")
+        #expect(catalogue.failure(CatalogueAPI.invite, InviteRequest(id: trip.id, userId: "nobody-here"), token: owner.token)?.code == .notFound)
+        #expect(catalogue.failure(CatalogueAPI.invite, InviteRequest(id: "no-trip", userId: third.id), token: owner.token)?.code == .notFound)
+        #expect(catalogue.failure(CatalogueAPI.leaveTrip, IDRequest(id: trip.id), token: owner.token)?.code == .permissionDenied)
+        #expect(catalogue.failure(CatalogueAPI.deleteTrip, IDRequest(id: trip.id), token: buddy.token)?.code == .permissionDenied)
+
+        _ = try catalogue.client.call(CatalogueAPI.leaveTrip, IDRequest(id: trip.id), token: buddy.token)
+        #expect(catalogue.failure(CatalogueAPI.getTrip, IDRequest(id: trip.id), token: buddy.token)?.code == .permissionDenied)
+        _ = try catalogue.client.call(CatalogueAPI.deleteTrip, IDRequest(id: trip.id), token: owner.token)
+        #expect(catalogue.failure(CatalogueAPI.getTrip, IDRequest(id: trip.id), token: owner.token)?.code == .notFound)
+    }
+
+    @Test("trip fields follow the rules", arguments: [
+        (CreateTripRequest(title: "", city: "Rome", countryCode: "IT"), "title"),
+        (CreateTripRequest(title: "x", city: "Rome", countryCode: "ITA"), "countryCode"),
+        (CreateTripRequest(title: "x", city: "Rome", countryCode: "IT", lat: 41.9), "lon"),
+        (CreateTripRequest(title: "x", city: "Rome", countryCode: "IT", start: LocalDate("2027-05-02"), end: LocalDate("2027-05-01")), "end"),
+    ])
+    func tripValidation(request: CreateTripRequest, field: String) throws {
+        let catalogue = try CatalogueFixture()
+        let owner = try catalogue.user()
+        #expect(catalogue.failure(CatalogueAPI.createTrip, request, token: owner.token)?.summary == "invalid_argument \(field)")
+    }
+}
