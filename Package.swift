@@ -148,6 +148,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ContractsTests",
+            dependencies: ["Contracts", "Wire"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "OpeningHoursTests",
             dependencies: ["OpeningHours"],
             swiftSettings: swiftSettings
@@ -196,7 +201,7 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "ZeroMQ", "Wire", "Contracts", "ServiceClient", "ServiceKit", "ServiceKitTesting", "Auth",
+                "ZeroMQ", "Wire", "Contracts", "ServiceClient", "ServiceKit", "ServiceKitTesting", "Auth", "Catalogue",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

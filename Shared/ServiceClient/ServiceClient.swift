@@ -77,7 +77,7 @@ public final class ServiceClient {
     /// frame 0. Throws `unavailable` when no try is answered.
     public func callRaw(op: String, body: JSONValue, token: String? = nil, attachments: [Data] = [],
                         id: String? = nil) throws -> (reply: ReplyEnvelope.Decoded, attachments: [Data]) {
-        let requestID = id ?? Identifier.random()
+        let requestID = id ?? Identifier.sortable()
         let frame0 = RequestEnvelope.encode(id: requestID, op: op, token: token, body: body)
         guard let frames = try exchange([frame0] + attachments) else {
             throw ServiceError.unavailable(

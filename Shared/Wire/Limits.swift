@@ -1,3 +1,5 @@
+import Foundation
+
 /// The size limits of the protocol.
 public enum Limits {
     /// Frame 0 of a request, unless its op allows more.
@@ -45,16 +47,45 @@ public enum Identifier {
     }
 
     /// A new random id: `count` characters of the id alphabet (6 bits each), from the
-    /// system's secure random source. 22 characters carry 132 bits.
+    /// system's secure random source. 22 characters carry 132 bits. For secrets
+    /// (refresh tokens); entity and request ids use `sortable()`.
     public static func random(count: Int = 22) -> String {
         var generator = SystemRandomNumberGenerator()
         var bytes = [UInt8]()
         bytes.reserveCapacity(count)
-        for _ in 0..<count {
-            bytes.append(alphabet[Int(generator.next(upperBound: UInt8(64)))])
+        // Eight characters per draw: each system draw is a system call.
+        var bits: UInt64 = 0
+        for index in 0..<count {
+            if index % 8 == 0 { bits = generator.next() }
+            bytes.append(alphabet[Int(bits & 63)])
+            bits >>= 8
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A new id that sorts by creation time: 8 characters of milliseconds since
+    /// 1970, then 14 random characters (84 bits). Rows keyed by such ids append to
+    /// their indexes instead of landing on a random page, which is what makes a
+    /// small write transaction cost most. The creation time they reveal is public
+    /// anyway (`createdAt`).
+    public static func sortable(at date: Date = Date()) -> String {
+        var millis = UInt64(max(0, date.timeIntervalSince1970 * 1000))
+        var bytes = [UInt8](repeating: 0, count: 22)
+        for index in stride(from: 7, through: 0, by: -1) {
+            bytes[index] = sortableAlphabet[Int(millis & 63)]
+            millis >>= 6
+        }
+        var generator = SystemRandomNumberGenerator()
+        var bits: UInt64 = 0
+        for index in 8..<22 {
+            if (index - 8) % 8 == 0 { bits = generator.next() }
+            bytes[index] = sortableAlphabet[Int(bits & 63)]
+            bits >>= 8
         }
         return String(decoding: bytes, as: UTF8.self)
     }
 
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    /// The same characters in ASCII order, so that text order is number order.
+    private static let sortableAlphabet: [UInt8] = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz".utf8)
 }

@@ -43,11 +43,11 @@ struct AuthBenchmark {
         let me = RequestEnvelope.encode(id: "bench-1", op: AuthAPI.me.name, token: session.accessToken, body: .object(JSONObject()))
         var rounds: [(echo: LoadResult, auth: LoadResult, me: LoadResult)] = []
         for _ in 0..<3 {
-            let echoResult = LoadGenerator.run(endpoint: echoEndpoint, clients: 4, seconds: seconds, request: { _ in [request] },
+            let echoResult = LoadGenerator.run(endpoint: echoEndpoint, clients: 4, seconds: seconds, request: { _, _ in [request] },
                                                check: { $0.count == sample.count })
-            let authResult = LoadGenerator.run(endpoint: authEndpoint, clients: 4, seconds: seconds, request: { _ in [request] },
+            let authResult = LoadGenerator.run(endpoint: authEndpoint, clients: 4, seconds: seconds, request: { _, _ in [request] },
                                                check: { $0.starts(with: okPrefix) })
-            let meResult = LoadGenerator.run(endpoint: authEndpoint, clients: 4, seconds: seconds / 2, request: { _ in [me] },
+            let meResult = LoadGenerator.run(endpoint: authEndpoint, clients: 4, seconds: seconds / 2, request: { _, _ in [me] },
                                              check: { $0.starts(with: okPrefix) })
             rounds.append((echoResult, authResult, meResult))
         }

@@ -18,13 +18,29 @@ struct All: ParsableCommand {
     @Option(help: "The report to update (sections between bench markers are replaced).")
     var output: String = "Docs/BENCHMARKS.md"
 
+    @Option(help: "The directory gen_dataset.py wrote (posts.tsv, queries.tsv); without it the dataset figures are skipped.")
+    var dataset: String?
+
+    @Option(help: "Which benchmarks to run: foundation, catalogue (all by default).")
+    var only: [String] = []
+
     func run() throws {
         let directory = URL(fileURLWithPath: "/tmp/hb-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let section = try AuthBenchmark(seconds: seconds, directory: directory).run()
-        print(section)
-        try BenchmarkReport.write(section: "foundation", body: section, to: output)
+        let suites: [(String, () throws -> String)] = [
+            ("foundation", { try AuthBenchmark(seconds: seconds, directory: directory.appendingPathComponent("foundation")).run() }),
+            ("catalogue", {
+                try CatalogueBenchmark(seconds: seconds, directory: directory.appendingPathComponent("catalogue"),
+                                       dataset: dataset.map { URL(fileURLWithPath: $0) }).run()
+            }),
+        ]
+        for (name, suite) in suites where only.isEmpty || only.contains(name) {
+            try FileManager.default.createDirectory(at: directory.appendingPathComponent(name), withIntermediateDirectories: true)
+            let section = try suite()
+            print(section)
+            try BenchmarkReport.write(section: name, body: section, to: output)
+        }
     }
 }
 
@@ -43,13 +59,17 @@ struct Load: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Sends one request in a closed loop from several clients (for profiling).")
 
     @Option var endpoint: String
-    @Option(help: "Frame 0 of the request, as JSON text.") var request: String
+    @Option(help: "Frame 0 of the request, as JSON text; {n} is replaced by a number unique to each request.") var request: String
     @Option var clients: Int = 4
     @Option var seconds: Double = 10
 
     func run() throws {
-        let frame = Data(request.utf8)
-        let result = LoadGenerator.run(endpoint: endpoint, clients: clients, seconds: seconds, request: { _ in [frame] },
+        let template = request
+        let unique = template.contains("{n}")
+        let frame = Data(template.utf8)
+        let result = LoadGenerator.run(endpoint: endpoint, clients: clients, seconds: seconds, request: { client, sequence in
+            unique ? [Data(template.replacingOccurrences(of: "{n}", with: "\(client)x\(sequence)").utf8)] : [frame]
+        },
                                        check: { $0.contains(Data(#""ok":true"#.utf8)) })
         print("\(format(result.rate)) req/s, p50 \(format(result.percentile(0.5), 2)) ms, p99 \(format(result.percentile(0.99), 2)) ms, errors \(result.errors)")
     }

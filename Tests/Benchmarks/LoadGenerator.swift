@@ -24,8 +24,10 @@ struct LoadResult {
 enum LoadGenerator {
     /// Runs `clients` threads against `endpoint` for `seconds`, after a warm-up.
     /// `check` says whether a reply counts as a success.
+    /// `request(client, n)` gives the frames of client's n-th request (vary the id for
+    /// writes: a repeated id is answered from the service's log).
     static func run(endpoint: String, clients: Int, seconds: Double, warmup: Double = 1,
-                    request: @escaping @Sendable (Int) -> [Data], check: @escaping @Sendable (Data) -> Bool) -> LoadResult {
+                    request: @escaping @Sendable (Int, Int) -> [Data], check: @escaping @Sendable (Data) -> Bool) -> LoadResult {
         let totals = Mutex<LoadResult>(LoadResult(requests: 0, errors: 0, seconds: seconds, latencies: []))
         let start = Date().addingTimeInterval(warmup)
         let end = start.addingTimeInterval(seconds)
@@ -36,11 +38,12 @@ enum LoadGenerator {
                 try? socket.set(.linger(milliseconds: 0))
                 try? socket.set(.receiveTimeout(milliseconds: 30_000))
                 try? socket.connect(endpoint)
-                let frames = request(index)
-                var count = 0, errors = 0
+                var count = 0, errors = 0, sequence = 0
                 var latencies: [Double] = []
                 latencies.reserveCapacity(100_000)
                 while true {
+                    let frames = request(index, sequence)
+                    sequence += 1
                     let sent = Date()
                     if sent >= end { break }
                     guard (try? socket.send(frames)) == true, let reply = try? socket.receiveMessage() else {

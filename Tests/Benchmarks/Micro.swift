@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import ServiceKit
 import Wire
+@_spi(Benchmarks) import Catalogue
 
 /// Times the stages of one request in this process, to see where a service's
 /// time goes (no sockets).
@@ -68,14 +69,50 @@ struct Micro: ParsableCommand {
                         attributes: ["dives": .number(120)], anonymous: false, createdAt: Date())
         measure("encode UserReply") { _ = try? JSONValueEncoder().encodeData(UserReply(user: user)) }
         measure("Timestamp.format") { _ = Timestamp.format(Date()) }
+        if ProcessInfo.processInfo.environment["MICRO_CATALOGUE"] == "1" {
+            try catalogueWrites()
+        }
         measure("attributes JSON decode") { _ = try? JSONValueDecoder().decode(Attributes.self, from: Data(#"{"dives":120,"certification":"PADI AOW"}"#.utf8)) }
     }
 
-    private func measure(_ label: String, _ body: () -> Void) {
-        for _ in 0..<1000 { body() }
+    /// The database's share of a create, without sockets: per transaction, and in batches.
+    private func catalogueWrites() throws {
+        let directory = URL(fileURLWithPath: "/tmp/hb-micro-cat-\(UUID().uuidString.prefix(6))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let settings = try ServiceSettings(service: "catalogue", environment: ["HEREABOUTS_DATA_DIR": directory.path])
+        let path = try CatalogueWritePath(settings: settings)
+        let database = path.database
+        let draft = PostDraft(kind: "offer", title: "Bike", text: "Good as new.", lat: 52.1, lon: 5.1, tags: ["bike", "used"])
+        var counter = 0
+        measure("catalogue insertPost, one per transaction", iterations: 5000) {
+            _ = try? database.pool.write { db in try path.insert(draft, in: db) }
+        }
+        measure("insertPost + kept reply, one per transaction", iterations: 5000) {
+            counter += 1
+            _ = try? database.pool.write { db in
+                let json = try path.insert(draft, in: db)
+                try IdempotencyLog.record(IdempotencyKey(op: "catalogue.posts.create", requestID: Identifier.sortable(), caller: "u1"),
+                                          fingerprint: Data(count: 32), answer: .reply(Data(json)), in: db)
+            }
+        }
+        measure("insertPost + kept reply, 8 per transaction", iterations: 625, unitsPerIteration: 8) {
+            _ = try? database.pool.write { db in
+                for _ in 0..<8 {
+                    counter += 1
+                    let json = try path.insert(draft, in: db)
+                    try IdempotencyLog.record(IdempotencyKey(op: "catalogue.posts.create", requestID: Identifier.sortable(), caller: "u1"),
+                                              fingerprint: Data(count: 32), answer: .reply(Data(json)), in: db)
+                }
+            }
+        }
+    }
+
+    private func measure(_ label: String, iterations: Int? = nil, unitsPerIteration: Int = 1, _ body: () -> Void) {
+        let iterations = iterations ?? self.iterations
+        for _ in 0..<min(1000, iterations / 10) { body() }
         let start = DispatchTime.now().uptimeNanoseconds
         for _ in 0..<iterations { body() }
-        let nanos = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(iterations)
+        let nanos = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(iterations * unitsPerIteration)
         print("\(label.padding(toLength: 44, withPad: " ", startingAt: 0)) \(format(nanos / 1000, 2)) µs")
     }
 }

@@ -14,7 +14,7 @@ struct SettingsTests {
         #expect(settings.dataDirectory == "/home/ada/.local/share/hereabouts")
         #expect(settings.databasePath == "/home/ada/.local/share/hereabouts/geo.sqlite")
         #expect(settings.logLevel == .info)
-        #expect(settings.workers >= 2)
+        #expect(settings.workers >= 4)
         #expect(try ServiceSettings(service: "favourites", environment: [:]).eventsEndpoint == nil)
     }
 

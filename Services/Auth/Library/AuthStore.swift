@@ -130,7 +130,7 @@ final class AuthStore: Sendable {
 
     func insertUser(anonymous: Bool, fields: AccountFields?, now: Date, in db: Database) throws -> User {
         let record = UserRecord(
-            id: Identifier.random(), email: fields?.email, emailKey: fields?.email.lowercased(),
+            id: Identifier.sortable(), email: fields?.email, emailKey: fields?.email.lowercased(),
             username: fields?.username, passwordHash: fields?.passwordHash, firstName: fields?.firstName,
             lastName: fields?.lastName, displayName: fields?.displayName, phone: fields?.phone,
             attributes: Self.json(fields?.attributes ?? [:]), anonymous: anonymous, lat: nil, lon: nil,
@@ -235,7 +235,7 @@ final class AuthStore: Sendable {
     // MARK: Sessions and refresh tokens
 
     func createSession(userID: String, now: Date, in db: Database) throws -> String {
-        let id = Identifier.random()
+        let id = Identifier.sortable()
         try db.execute(sql: "INSERT INTO session (id, user_id, created_at) VALUES (?, ?, ?)",
                        arguments: [id, userID, now.timeIntervalSince1970])
         return id

@@ -34,9 +34,10 @@ struct CatalogueHandlers: Sendable {
     func create(_ request: CreatePostRequest, _ context: RequestContext) throws -> Committed<PostReply> {
         let owner = try context.requireCaller().userID
         try ScheduleRules.check(request.draft)
-        let now = Date()
-        return try context.commit(as: PostReply.self) { db in
-            Self.postReply(try store.insertPost(request.draft, owner: owner, now: now, in: db).jsonBytes)
+        // Everything but the SQL happens before the transaction, which other writes wait for.
+        let new = store.prepare(request.draft, owner: owner, now: Date())
+        return try context.commit(as: PostReply.self, reply: Self.postReply(new.json)) { db in
+            try store.insert(new, in: db)
         }
     }
 
@@ -46,7 +47,10 @@ struct CatalogueHandlers: Sendable {
             try ScheduleRules.check(draft, prefix: "posts[\(index)].")
         }
         let now = Date()
-        return try context.commit { db in try store.importPosts(request.posts, owner: owner, now: now, in: db) }
+        let prepared = request.posts.map { store.prepare($0, owner: owner, now: now) }
+        return try context.commit { db in
+            try store.importPosts(request.posts, prepared: prepared, owner: owner, now: now, in: db)
+        }
     }
 
     func get(_ request: IDRequest, _ context: RequestContext) throws -> RawJSON {
@@ -115,7 +119,7 @@ struct CatalogueHandlers: Sendable {
             guard post.images.count < CatalogueRules.maxImages else {
                 throw ServiceError.invalidArgument(field: "image", "a post holds at most \(CatalogueRules.maxImages) images")
             }
-            let image = PostImage(id: Identifier.random(), contentType: info.contentType, width: info.width,
+            let image = PostImage(id: Identifier.sortable(), contentType: info.contentType, width: info.width,
                                   height: info.height, bytes: data.count)
             try store.addImage(image, data: data, to: &post, now: now, in: db)
             return ImageReply(image: image)

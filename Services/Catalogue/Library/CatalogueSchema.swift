@@ -7,8 +7,9 @@ enum CatalogueSchema {
             try db.execute(sql: """
                 -- A post's JSON, as served and as sent on the feed, is written once per
                 -- change; the columns beside it are what queries and constraints need.
+                -- seq orders by insertion: a new rowid is always above every row there.
                 CREATE TABLE post (
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    seq INTEGER PRIMARY KEY,
                     id TEXT NOT NULL UNIQUE,
                     owner_id TEXT NOT NULL,
                     kind TEXT NOT NULL,

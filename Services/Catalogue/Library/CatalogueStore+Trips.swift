@@ -5,7 +5,7 @@ import Wire
 
 extension CatalogueStore {
     func insertTrip(_ request: CreateTripRequest, owner: String, now: Date, in db: Database) throws -> Trip {
-        let trip = Trip(id: Identifier.random(), ownerId: owner, title: request.title, city: request.city,
+        let trip = Trip(id: Identifier.sortable(), ownerId: owner, title: request.title, city: request.city,
                         countryCode: request.countryCode.uppercased(), lat: request.lat, lon: request.lon,
                         start: request.start, end: request.end, createdAt: now)
         try db.execute(sql: """

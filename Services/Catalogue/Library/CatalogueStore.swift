@@ -103,22 +103,35 @@ final class CatalogueStore: Sendable {
 
     // MARK: Writing posts
 
-    /// Adds a post; its feed entry goes in the same transaction.
-    func insertPost(_ draft: PostDraft, owner: String, now: Date, in db: Database) throws -> Post {
-        let post = Post(id: Identifier.random(), ownerId: owner, kind: draft.kind, title: draft.title, text: draft.text,
-                        lat: draft.lat, lon: draft.lon, category: draft.category, tags: draft.tags, price: draft.price,
-                        hours: draft.hours, timezone: draft.timezone, place: draft.place, notifyRadius: draft.notifyRadius,
-                        ref: draft.ref, createdAt: now, updatedAt: now)
+    /// A new post made ready outside any transaction: everything but the SQL.
+    struct NewPost: Sendable {
+        let post: Post
+        let json: [UInt8]
+        let fingerprint: Data
+        let feedPayload: String
+    }
+
+    func prepare(_ draft: PostDraft, owner: String, now: Date) -> NewPost {
+        let post = Post(id: Identifier.sortable(at: now), ownerId: owner, kind: draft.kind, title: draft.title,
+                        text: draft.text, lat: draft.lat, lon: draft.lon, category: draft.category, tags: draft.tags,
+                        price: draft.price, hours: draft.hours, timezone: draft.timezone, place: draft.place,
+                        notifyRadius: draft.notifyRadius, ref: draft.ref, createdAt: now, updatedAt: now)
         let json = post.jsonBytes
-        try Self.mapRefConflict(draft.ref) {
+        return NewPost(post: post, json: json, fingerprint: Self.fingerprint(draft),
+                       feedPayload: Self.upsertedPayload(post.id, json: json))
+    }
+
+    /// Adds a prepared post; its feed entry goes in the same transaction.
+    func insert(_ new: NewPost, in db: Database) throws {
+        let post = new.post
+        try Self.mapRefConflict(post.ref) {
             try db.cachedStatement(sql: """
                 INSERT INTO post (id, owner_id, kind, category, city_key, country_code, ref, draft_hash, json)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [post.id, owner, post.kind, post.category, post.place.map { Self.key($0.city) },
-                                         post.place?.countryCode, post.ref, Self.fingerprint(draft), Data(json)])
+                """).execute(arguments: [post.id, post.ownerId, post.kind, post.category, post.place.map { Self.key($0.city) },
+                                         post.place?.countryCode, post.ref, new.fingerprint, Data(new.json)])
         }
-        try recordUpserted(post.id, json: json, in: db)
-        return post
+        try outbox.record(payload: new.feedPayload, entity: post.id, in: db)
     }
 
     /// Saves a changed post and sends it on the feed.
@@ -131,7 +144,7 @@ final class CatalogueStore: Sendable {
                 """).execute(arguments: [post.kind, post.category, post.place.map { Self.key($0.city) }, post.place?.countryCode,
                                          post.ref, Self.fingerprint(post.draft), Data(json), post.id])
         }
-        try recordUpserted(post.id, json: json, in: db)
+        try outbox.record(payload: Self.upsertedPayload(post.id, json: json), entity: post.id, in: db)
         return json
     }
 
@@ -141,10 +154,11 @@ final class CatalogueStore: Sendable {
         try outbox.record(payload: #"{"type":"post.deleted","postId":"\#(id)"}"#, entity: id, in: db)
     }
 
-    /// Upserts `drafts` (validated, each with a `ref`) for `owner` by ref, in order.
+    /// Upserts `drafts` (validated, each with a `ref`) for `owner` by ref, in order;
+    /// `prepared` are the drafts made ready as new posts, used for those that are.
     /// A post whose fields are already the draft's is left alone: no new version,
     /// nothing on the feed.
-    func importPosts(_ drafts: [PostDraft], owner: String, now: Date, in db: Database) throws -> ImportReply {
+    func importPosts(_ drafts: [PostDraft], prepared: [NewPost], owner: String, now: Date, in db: Database) throws -> ImportReply {
         var existing: [String: (id: String, hash: Data)] = [:]
         let refs = drafts.compactMap(\.ref)
         for chunk in stride(from: 0, to: refs.count, by: 500).map({ Array(refs[$0..<min($0 + 500, refs.count)]) }) {
@@ -156,14 +170,15 @@ final class CatalogueStore: Sendable {
         }
         var reply = ImportReply(created: 0, updated: 0, unchanged: 0, ids: [])
         reply.ids.reserveCapacity(drafts.count)
-        for draft in drafts {
+        for (draft, new) in zip(drafts, prepared) {
             guard let ref = draft.ref, let found = existing[ref] else {
-                reply.ids.append(try insertPost(draft, owner: owner, now: now, in: db).id)
+                try insert(new, in: db)
+                reply.ids.append(new.post.id)
                 reply.created += 1
                 continue
             }
             reply.ids.append(found.id)
-            if found.hash == Self.fingerprint(draft) {
+            if found.hash == new.fingerprint {
                 reply.unchanged += 1
                 continue
             }
@@ -175,14 +190,15 @@ final class CatalogueStore: Sendable {
         return reply
     }
 
-    private func recordUpserted(_ id: String, json: [UInt8], in db: Database) throws {
+    /// The feed entry of an upserted post, but its seq.
+    private static func upsertedPayload(_ id: String, json: [UInt8]) -> String {
         var payload = JSONWriter(capacity: json.count + 64)
         payload.appendASCII("{\"type\":\"post.upserted\",\"postId\":")
         payload.write(id)
         payload.appendASCII(",\"post\":")
         payload.writeRaw(json)
         payload.appendASCII("}")
-        try outbox.record(payload: String(decoding: payload.bytes, as: UTF8.self), entity: id, in: db)
+        return String(decoding: payload.bytes, as: UTF8.self)
     }
 
     // MARK: Helpers

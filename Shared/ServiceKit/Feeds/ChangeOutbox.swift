@@ -29,9 +29,11 @@ public struct ChangeOutbox: Sendable {
     /// Records a change already written as JSON: an object with every field of the
     /// feed's entries but `seq`.
     public func record(payload: String, entity: String, in db: Database) throws {
-        // REPLACE deletes the entity's earlier row and inserts with a new, higher seq.
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO change (entity, payload) VALUES (?, ?)")
-            .execute(arguments: [entity, payload])
+        // Insert first, so the new seq is above the entity's earlier one, then
+        // compact: the latest change per entity is all a follower needs.
+        try db.cachedStatement(sql: "INSERT INTO change (entity, payload) VALUES (?, ?)").execute(arguments: [entity, payload])
+        try db.cachedStatement(sql: "DELETE FROM change WHERE entity = ? AND seq < ?")
+            .execute(arguments: [entity, db.lastInsertedRowID])
     }
 
     /// The body of a `<service>.changes` reply, written straight from the stored JSON.
@@ -62,7 +64,7 @@ public struct ChangeOutbox: Sendable {
 
     /// The highest seq recorded so far (0 when none).
     public func lastSeq(in db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'change'") ?? 0
+        try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM change") ?? 0
     }
 
     /// Announces each commit that recorded changes on `publisher`, as

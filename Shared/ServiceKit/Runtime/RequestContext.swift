@@ -61,9 +61,10 @@ public final class RequestContext {
         return caller
     }
 
-    /// Runs `work` in one write transaction and returns its value as the reply. For a
+    /// Runs `work` in a write transaction and returns its value as the reply. For a
     /// state-changing op the reply is kept, in that same transaction, under the
-    /// request's id: a retry gets it back and changes nothing.
+    /// request's id: a retry gets it back and changes nothing. Requests that commit
+    /// at the same moment share a transaction, each in a savepoint of its own.
     public func commit<Value: Encodable & Sendable>(_ work: (Database) throws -> Value) throws -> Committed<Value> {
         try commitFrame { db in try successFrame(try work(db)) }
     }
@@ -73,13 +74,30 @@ public final class RequestContext {
         try commitFrame { db in ReplyEnvelope.success(id: requestID, rawBody: try work(db).bytes) }
     }
 
+    /// Like `commit`, for writes whose reply is known before the transaction:
+    /// the reply's encoding stays out of the transaction others wait for.
+    public func commit<Value: Sendable>(as type: Value.Type, reply: RawJSON, _ work: (Database) throws -> Void) throws -> Committed<Value> {
+        let frame0 = ReplyEnvelope.success(id: requestID, rawBody: reply.bytes)
+        return try commitFrame { db in
+            try work(db)
+            return frame0
+        }
+    }
+
     private func commitFrame<Value>(_ work: (Database) throws -> Data) throws -> Committed<Value> {
         let database = try requireDatabase()
-        return try database.pool.write { db in
-            let frame0 = try work(db)
-            if effect == .write, let key = idempotencyKey, let fingerprint {
-                try IdempotencyLog.record(key, fingerprint: fingerprint, answer: .reply(frame0), in: db)
+        return try database.groupCommit.write { db in
+            guard effect == .write, let key = idempotencyKey, let fingerprint else {
+                return Committed(frame0: try work(db))
             }
+            // A retry of a request that was committed gets the kept reply, unchanged.
+            if let kept = try IdempotencyLog.find(key, in: db) {
+                guard kept.fingerprint == fingerprint, case .reply(let frame0) = kept.answer else { throw reusedID() }
+                answeredFromLog = true
+                return Committed(frame0: frame0)
+            }
+            let frame0 = try work(db)
+            try IdempotencyLog.record(key, fingerprint: fingerprint, answer: .reply(frame0), in: db)
             return Committed(frame0: frame0)
         }
     }
@@ -90,7 +108,7 @@ public final class RequestContext {
         _ work: (Database) throws -> (Value, State)
     ) throws -> Committed<Value> {
         let database = try requireDatabase()
-        return try database.pool.write { db in
+        return try database.groupCommit.write { db in
             let (value, state) = try work(db)
             if let key = idempotencyKey, let fingerprint {
                 let kept = try JSONValueEncoder().encodeData(state)
@@ -116,20 +134,31 @@ public final class RequestContext {
     func keptAnswer() throws -> KeptRequest.Answer? {
         guard let key = idempotencyKey, let fingerprint, let database else { return nil }
         guard let kept = try database.pool.read({ db in try IdempotencyLog.find(key, in: db) }) else { return nil }
-        guard kept.fingerprint == fingerprint else {
-            answeredFromLog = true
-            throw ServiceError.conflict("request id \"\(requestID)\" was already used for a different \(op) request")
-        }
         answeredFromLog = true
+        guard kept.fingerprint == fingerprint else { throw reusedID() }
         return kept.answer
     }
 
-    /// Keeps a failure reply of a state-changing op, so a retry gets the same answer.
-    func keepFailure(_ frame0: Data) throws {
-        guard effect != .read, !answeredFromLog, let key = idempotencyKey, let fingerprint, let database else { return }
-        try database.pool.write { db in
+    /// The answer to a state-changing request that failed before committing: the
+    /// kept answer when the id was answered before (a retry whose first try went
+    /// through), else the failure, kept so a retry gets it too.
+    func answerFailure(_ frame0: Data) throws -> Data {
+        guard effect != .read, !answeredFromLog, let key = idempotencyKey, let fingerprint, let database else { return frame0 }
+        return try database.pool.write { db in
+            if let kept = try IdempotencyLog.find(key, in: db) {
+                guard kept.fingerprint == fingerprint else {
+                    return ReplyEnvelope.failure(id: requestID, error: reusedID())
+                }
+                if case .reply(let keptFrame) = kept.answer { return keptFrame }
+                return frame0
+            }
             try IdempotencyLog.record(key, fingerprint: fingerprint, answer: .reply(frame0), in: db)
+            return frame0
         }
+    }
+
+    private func reusedID() -> ServiceError {
+        ServiceError.conflict("request id \"\(requestID)\" was already used for a different \(op) request")
     }
 
     private func requireDatabase() throws -> ServiceDatabase {

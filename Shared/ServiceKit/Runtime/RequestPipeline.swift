@@ -164,7 +164,10 @@ final class RequestPipeline: Sendable {
         if let key, !inFlight.beginOrPark(key, job) {
             return
         }
-        send(run(job))
+        if key != nil { database?.groupCommit.begin() }
+        let reply = run(job)
+        if key != nil { database?.groupCommit.end() }
+        send(reply)
         if let key {
             // Parked retries find the original's answer in the log now.
             for parked in inFlight.finish(key) {
@@ -196,10 +199,10 @@ final class RequestPipeline: Sendable {
         } catch is RequestContext.Deferred where !mayWait {
             return nil
         } catch {
-            let frame0 = failureFrame(error, id: envelope.id, op: envelope.op)
+            var frame0 = failureFrame(error, id: envelope.id, op: envelope.op)
             if let serviceError = error as? ServiceError, !serviceError.code.isTransient {
                 do {
-                    try context.keepFailure(frame0)
+                    frame0 = try context.answerFailure(frame0)
                 } catch {
                     logger.error("could not keep a failure reply", metadata: ["request": "\(envelope.id)", "error": "\(error)"])
                 }

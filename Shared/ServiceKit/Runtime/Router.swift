@@ -63,10 +63,8 @@ public struct Router: Sendable {
         precondition(op.effect == .write, "\(op.name) is not declared as a write")
         add(op, lane: lane, rateLimited: rateLimited) { envelope, context in
             let body = try Self.decode(Request.self, envelope)
+            // The kept answer to a retry is looked up inside the commit's transaction.
             try context.beginWrite(fingerprint: Self.fingerprint(body, envelope.attachments))
-            if case .reply(let frame0)? = try context.keptAnswer() {
-                return HandlerOutput(frame0: frame0)
-            }
             return HandlerOutput(frame0: try handler(body, context).frame0)
         }
     }

@@ -15,7 +15,7 @@ public struct ServiceOptions: ParsableArguments {
     @Option(name: .customLong("data-dir"), help: "The directory of the SQLite files (default: HEREABOUTS_DATA_DIR, else ~/.local/share/hereabouts).")
     public var dataDirectory: String?
 
-    @Option(help: "Worker threads answering requests (default: HEREABOUTS_WORKERS, else the number of cores, at least 2).")
+    @Option(help: "Worker threads answering requests (default: HEREABOUTS_WORKERS, else twice the number of cores, at least 4).")
     public var workers: Int?
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default: HEREABOUTS_LOG_LEVEL, else info).")
@@ -80,7 +80,8 @@ public struct ServiceSettings: Sendable {
             }
             workers = count
         } else {
-            workers = max(2, ProcessInfo.processInfo.activeProcessorCount)
+            // Workers mostly wait for SQLite, and writes that wait together commit together.
+            workers = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
         }
         let levelText = options.logLevel ?? environment["HEREABOUTS_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {

@@ -7,6 +7,12 @@ public struct IdempotencyKey: Hashable, Sendable {
     public let requestID: String
     /// The token's user id, or empty for a request without a token.
     public let caller: String
+
+    public init(op: String, requestID: String, caller: String) {
+        self.op = op
+        self.requestID = requestID
+        self.caller = caller
+    }
 }
 
 /// A kept request: its body's fingerprint and what to answer a retry with.
@@ -28,10 +34,10 @@ public enum IdempotencyLog {
     public static let retention: TimeInterval = 24 * 3600
 
     public static func find(_ key: IdempotencyKey, in db: Database) throws -> KeptRequest? {
-        let row = try Row.fetchOne(db, sql: """
+        let row = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT fingerprint, is_session, payload FROM idempotency
             WHERE op = ? AND request_id = ? AND caller = ?
-            """, arguments: [key.op, key.requestID, key.caller])
+            """), arguments: [key.op, key.requestID, key.caller])
         guard let row else { return nil }
         let payload: Data = row["payload"]
         let isSession: Bool = row["is_session"]
@@ -44,10 +50,10 @@ public enum IdempotencyLog {
         case .reply(let data): (false, data)
         case .session(let data): (true, data)
         }
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO idempotency (op, request_id, caller, fingerprint, is_session, payload, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [key.op, key.requestID, key.caller, fingerprint, isSession, payload, date.timeIntervalSince1970])
+            """).execute(arguments: [key.op, key.requestID, key.caller, fingerprint, isSession, payload, date.timeIntervalSince1970])
     }
 
     /// Forgets requests older than the retention period; returns how many.

@@ -1,0 +1,185 @@
+import Contracts
+import Foundation
+import ServiceClient
+import ServiceKit
+import ServiceKitTesting
+import Synchronization
+import Wire
+
+/// The catalogue issue's figures: acknowledged creates per second beside a raw
+/// echo, and the import of the benchmark dataset.
+struct CatalogueBenchmark {
+    var seconds: Double
+    var directory: URL
+    /// Where `gen_dataset.py` wrote `posts.tsv`; nil skips the import.
+    var dataset: URL?
+
+    func run() throws -> String {
+        let stack = try BenchStack(directory: directory, services: ["auth", "catalogue"])
+        defer { stack.stop() }
+        let auth = ServiceClient(service: "auth", endpoint: stack.endpoint("auth"), timeout: 60, tries: 1)
+        defer { auth.close() }
+        let session = try auth.call(AuthAPI.register, RegisterRequest(email: "provider@example.org", password: "bench password"))
+        let token = session.accessToken
+        let catalogueEndpoint = stack.endpoint("catalogue")
+
+        // 1. Creates from 4 clients, each with its own request ids, beside the echo.
+        let create = { @Sendable (client: Int, sequence: Int, round: Int) -> Data in
+            let body = JSONObject([("kind", .string("offer")), ("title", .string("Bike \(client)-\(sequence)")),
+                                   ("text", .string("Good as new.")), ("lat", .number(.double(52.09 + Double(sequence % 1000) / 10_000))),
+                                   ("lon", .number(.double(5.12))), ("tags", .array([.string("bike"), .string("used")]))])
+            return RequestEnvelope.encode(id: "c\(round)-\(client)-\(sequence)", op: CatalogueAPI.create.name, token: token, body: .object(body))
+        }
+        let sample = try ServiceClient(service: "catalogue", endpoint: catalogueEndpoint, timeout: 10, tries: 1)
+            .exchange([create(9, 0, 9)])?.first ?? Data()
+        let echo = try stack.echo(replyBytes: sample.count)
+        let okPrefix = Data(#""ok":true"#.utf8)
+        var rounds: [(echo: LoadResult, create: LoadResult)] = []
+        for round in 0..<3 {
+            let echoResult = LoadGenerator.run(endpoint: echo, clients: 4, seconds: seconds,
+                                               request: { client, sequence in [create(client, sequence, round)] },
+                                               check: { $0.count == sample.count })
+            let createResult = LoadGenerator.run(endpoint: catalogueEndpoint, clients: 4, seconds: seconds,
+                                                 request: { client, sequence in [create(client, sequence, round)] },
+                                                 check: { $0.range(of: okPrefix) != nil })
+            rounds.append((echoResult, createResult))
+        }
+        var rows = ""
+        var ratios: [Double] = []
+        for (index, round) in rounds.enumerated() {
+            ratios.append(round.create.rate / round.echo.rate)
+            rows += "| \(index + 1) | \(format(round.echo.rate)) | \(format(round.create.rate)) | \(format(ratios.last! * 100, 1)) % "
+                + "| \(format(round.create.percentile(0.5), 2)) / \(format(round.create.percentile(0.99), 2)) | \(round.create.errors + round.echo.errors) |\n"
+        }
+        let meanCreates = rounds.map(\.create.rate).reduce(0, +) / Double(rounds.count)
+
+        var section = """
+        ## Catalogue: creates and the dataset import
+
+        Measured \(Timestamp.format(Date())) with `make bench`, release build, on \(Machine.description).
+        `auth-service` and `catalogue-service` run as separate processes, write rate limits off
+        (`HEREABOUTS_RATE_LIMIT=0`, as the protocol allows for benchmarks), SQLite in WAL mode with
+        `synchronous=NORMAL`.
+
+        **Creates.** `catalogue.posts.create` from 4 concurrent clients, closed loop, \(format(seconds)) s per run,
+        each request with its own id (each create is a transaction: the post, its feed entry and the kept
+        reply), beside a raw ZeroMQ ROUTER echo answering the same requests with replies of the same size
+        (\(sample.count) bytes), alternating in the same run. Target: ≥ 5,000 acknowledged creates/s.
+
+        | round | echo req/s | creates/s | vs echo | create p50 / p99 ms | errors |
+        |---|---|---|---|---|---|
+        \(rows)
+        Mean: **\(format(meanCreates)) creates/s** (target ≥ 5,000: \(meanCreates >= 5000 ? "met" : "not met")).
+        """
+
+        // 2. The dataset, in batches of 1,000, as fast as catalogue takes them.
+        if let dataset {
+            section += "\n\n" + (try importDataset(dataset, token: token, endpoint: catalogueEndpoint, stack: stack))
+        }
+        return section
+    }
+
+    private func importDataset(_ dataset: URL, token: String, endpoint: String, stack: BenchStack) throws -> String {
+        let lines = try String(contentsOf: dataset.appendingPathComponent("posts.tsv"), encoding: .utf8).split(separator: "\n")
+        var batches: [Data] = []
+        var batch: [JSONValue] = []
+        for line in lines {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == 5, let lat = Double(fields[2]), let lon = Double(fields[3]) else { continue }
+            batch.append(.object(JSONObject([("ref", .string(String(fields[0]))), ("kind", .string(String(fields[1]))),
+                                             ("title", .string(String(fields[4]))),
+                                             ("lat", .number(.double(lat))), ("lon", .number(.double(lon)))])))
+            if batch.count == 1000 {
+                batches.append(RequestEnvelope.encode(id: "import-\(batches.count)", op: CatalogueAPI.importPosts.name, token: token,
+                                                      body: .object(JSONObject([("posts", .array(batch))]))))
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        if !batch.isEmpty {
+            batches.append(RequestEnvelope.encode(id: "import-\(batches.count)", op: CatalogueAPI.importPosts.name, token: token,
+                                                  body: .object(JSONObject([("posts", .array(batch))]))))
+        }
+        let total = lines.count
+        let frames = batches
+        // Two importers keep the service busy: one batch is parsed while another commits.
+        let next = Atomic<Int>(0)
+        let failures = Mutex<[String]>([])
+        let start = Date()
+        let importers = (0..<2).map { index in
+            ServiceThread(name: "import-\(index)") {
+                let client = ServiceClient(service: "catalogue", endpoint: endpoint, timeout: 120, tries: 1)
+                defer { client.close() }
+                while true {
+                    let number = next.add(1, ordering: .relaxed).oldValue
+                    guard number < frames.count else { return }
+                    guard let reply = try? client.exchange([frames[number]]),
+                          case .success = ReplyEnvelope.decode(reply[0]).result else {
+                        failures.withLock { $0.append("batch \(number)") }
+                        continue
+                    }
+                }
+            }
+        }
+        importers.forEach { $0.join() }
+        let elapsed = Date().timeIntervalSince(start)
+        let client = ServiceClient(service: "catalogue", endpoint: endpoint, timeout: 60, tries: 1)
+        defer { client.close() }
+        let stored = try client.call(CatalogueAPI.list, ListPostsRequest(kind: nil, limit: 1)).total
+        let databaseBytes = (try? FileManager.default.attributesOfItem(atPath: stack.directory.appendingPathComponent("catalogue.sqlite").path)[.size] as? Int) ?? 0
+        let failed = failures.withLock { $0 }
+        return """
+        **Import.** The \(total) posts of `../shared/bench/gen_dataset.py` (kind, title, point, its id as `ref`)
+        through `catalogue.posts.import` in \(frames.count) batches of 1,000, two importers, each batch one
+        transaction. Catalogue alone (nothing follows its feed).
+
+        | posts | batches | seconds | posts/s | stored after | failed batches | catalogue.sqlite |
+        |---|---|---|---|---|---|---|
+        | \(total) | \(frames.count) | \(format(elapsed, 1)) | \(format(Double(total) / elapsed)) | \(stored) | \(failed.count) | \(format(Double(databaseBytes) / 1_048_576)) MiB |
+
+        Target ≤ 30 s: \(elapsed <= 30 && failed.isEmpty ? "met" : "not met").
+        """
+    }
+}
+
+/// Service executables started as child processes on free ports, with one data directory.
+final class BenchStack {
+    let directory: URL
+    private var processes: [ChildProcess] = []
+    private var endpoints: [String: String] = [:]
+
+    init(directory: URL, services: [String], environment extra: [String: String] = [:]) throws {
+        self.directory = directory
+        var environment = ["HEREABOUTS_DATA_DIR": directory.path, "HEREABOUTS_RATE_LIMIT": "0", "HEREABOUTS_LOG_LEVEL": "warning"]
+        for service in ServiceEndpoints.services {
+            let requests = try ChildProcess.freeEndpoint()
+            endpoints[service] = requests
+            environment[ServiceEndpoints.requestsVariable(service)] = requests
+            environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
+        }
+        environment.merge(extra) { $1 }
+        for service in services {
+            let process = try ChildProcess("\(service)-service", arguments: [], environment: environment,
+                                           log: directory.appendingPathComponent("\(service).log"))
+            processes.append(process)
+            guard waitUntilHealthy(service: service, endpoint: endpoints[service]!) else {
+                throw ServiceError(code: .unavailable, message: "\(service) did not start: \(process.logText)")
+            }
+        }
+    }
+
+    func endpoint(_ service: String) -> String { endpoints[service]! }
+
+    /// Starts a raw echo server answering with `replyBytes`; returns its endpoint.
+    func echo(replyBytes: Int) throws -> String {
+        let endpoint = try ChildProcess.freeEndpoint()
+        processes.append(try ChildProcess("hereabouts-bench", arguments: ["echo-server", "--endpoint", endpoint, "--reply-bytes", "\(replyBytes)"],
+                                          log: directory.appendingPathComponent("echo-\(replyBytes).log")))
+        Thread.sleep(forTimeInterval: 0.3)
+        return endpoint
+    }
+
+    func stop() {
+        for process in processes.reversed() { process.terminate() }
+        processes.removeAll()
+    }
+}
