@@ -56,6 +56,7 @@ public final class AuthService: RunnableService {
         let policy = options.loginPolicy
         self.housekeeper = Housekeeper(tasks: [
             .forgetKeptReplies(in: database),
+            .checkpoint(database),
             .init(name: "forget-sessions", every: 600) { try store.purge(now: Date(), loginWindow: policy.window) },
         ], logger: logger)
         self.server = Server(

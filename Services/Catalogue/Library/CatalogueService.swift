@@ -38,7 +38,7 @@ public final class CatalogueService: RunnableService {
             }
         }
         self.store = store
-        self.housekeeper = Housekeeper(tasks: [.forgetKeptReplies(in: database)], logger: logger)
+        self.housekeeper = Housekeeper(tasks: [.forgetKeptReplies(in: database), .checkpoint(database)], logger: logger)
         self.server = Server(
             configuration: .init(service: CatalogueAPI.service, endpoint: settings.endpoint, workers: settings.workers,
                                  rateLimit: settings.rateLimit),

@@ -26,7 +26,19 @@ struct PostPage: Sendable {
 /// the users auth reports, and the change outbox.
 final class CatalogueStore: Sendable {
     let database: ServiceDatabase
-    let outbox = ChangeOutbox(service: CatalogueAPI.service)
+    /// A post's feed entry is written from its row when the feed is read: the post's
+    /// JSON is stored once, not again in the outbox.
+    let outbox = ChangeOutbox(service: CatalogueAPI.service) { id, db, writer in
+        guard let json = try Data.fetchOne(db.cachedStatement(sql: "SELECT json FROM post WHERE id = ?"), arguments: [id]) else {
+            // The outbox holds a post's upsert only while the post exists (a delete
+            // replaces it in the same transaction), so this cannot happen.
+            throw ServiceError.internal
+        }
+        writer.appendASCII("\"type\":\"post.upserted\",\"postId\":")
+        writer.write(id)
+        writer.appendASCII(",\"post\":")
+        writer.writeRaw(json)
+    }
 
     init(database: ServiceDatabase) {
         self.database = database
@@ -108,7 +120,6 @@ final class CatalogueStore: Sendable {
         let post: Post
         let json: [UInt8]
         let fingerprint: Data
-        let feedPayload: String
     }
 
     func prepare(_ draft: PostDraft, owner: String, now: Date) -> NewPost {
@@ -117,8 +128,7 @@ final class CatalogueStore: Sendable {
                         price: draft.price, hours: draft.hours, timezone: draft.timezone, place: draft.place,
                         notifyRadius: draft.notifyRadius, ref: draft.ref, createdAt: now, updatedAt: now)
         let json = post.jsonBytes
-        return NewPost(post: post, json: json, fingerprint: Self.fingerprint(draft),
-                       feedPayload: Self.upsertedPayload(post.id, json: json))
+        return NewPost(post: post, json: json, fingerprint: Self.fingerprint(draft))
     }
 
     /// Adds a prepared post; its feed entry goes in the same transaction.
@@ -131,7 +141,7 @@ final class CatalogueStore: Sendable {
                 """).execute(arguments: [post.id, post.ownerId, post.kind, post.category, post.place.map { Self.key($0.city) },
                                          post.place?.countryCode, post.ref, new.fingerprint, Data(new.json)])
         }
-        try outbox.record(payload: new.feedPayload, entity: post.id, in: db)
+        try outbox.recordCurrent(entity: post.id, isFirst: true, in: db)
     }
 
     /// Saves a changed post and sends it on the feed.
@@ -144,7 +154,7 @@ final class CatalogueStore: Sendable {
                 """).execute(arguments: [post.kind, post.category, post.place.map { Self.key($0.city) }, post.place?.countryCode,
                                          post.ref, Self.fingerprint(post.draft), Data(json), post.id])
         }
-        try outbox.record(payload: Self.upsertedPayload(post.id, json: json), entity: post.id, in: db)
+        try outbox.recordCurrent(entity: post.id, in: db)
         return json
     }
 
@@ -188,17 +198,6 @@ final class CatalogueStore: Sendable {
             reply.updated += 1
         }
         return reply
-    }
-
-    /// The feed entry of an upserted post, but its seq.
-    private static func upsertedPayload(_ id: String, json: [UInt8]) -> String {
-        var payload = JSONWriter(capacity: json.count + 64)
-        payload.appendASCII("{\"type\":\"post.upserted\",\"postId\":")
-        payload.write(id)
-        payload.appendASCII(",\"post\":")
-        payload.writeRaw(json)
-        payload.appendASCII("}")
-        return String(decoding: payload.bytes, as: UTF8.self)
     }
 
     // MARK: Helpers

@@ -9,11 +9,22 @@ import Wire
 /// the feed never misses or invents a change. Recording replaces the entity's
 /// earlier change: the feed is always compacted to the latest change per entity,
 /// deletions included, and a follower starting from 0 rebuilds the current state.
+///
+/// Because only an entity's latest change is kept, an upsert's entry is always the
+/// entity's current state. A service whose rows already hold that state as JSON (a
+/// post) records it with `recordCurrent` and gives `currentEntry`, which writes the
+/// entry from the row when the feed is read, instead of storing the JSON twice.
 public struct ChangeOutbox: Sendable {
-    public let service: String
+    /// Writes the members of `entity`'s feed entry but `seq` (no braces), from its
+    /// current row, inside the reading transaction.
+    public typealias CurrentEntry = @Sendable (_ entity: String, _ db: Database, _ writer: inout JSONWriter) throws -> Void
 
-    public init(service: String) {
+    public let service: String
+    private let currentEntry: CurrentEntry?
+
+    public init(service: String, currentEntry: CurrentEntry? = nil) {
         self.service = service
+        self.currentEntry = currentEntry
     }
 
     /// Records `change` for `entity` in the current transaction. Its `seq` is assigned
@@ -27,11 +38,24 @@ public struct ChangeOutbox: Sendable {
     }
 
     /// Records a change already written as JSON: an object with every field of the
-    /// feed's entries but `seq`.
-    public func record(payload: String, entity: String, in db: Database) throws {
+    /// feed's entries but `seq`. `isFirst` says the entity was just made, so it has
+    /// no earlier change to compact away (saving an index search).
+    public func record(payload: String, entity: String, isFirst: Bool = false, in db: Database) throws {
+        try insert(entity: entity, payload: payload, isFirst: isFirst, in: db)
+    }
+
+    /// Records that `entity` now is what its row holds; the entry is written from the
+    /// row by `currentEntry` when the feed is read.
+    public func recordCurrent(entity: String, isFirst: Bool = false, in db: Database) throws {
+        precondition(currentEntry != nil, "the \(service) outbox has no currentEntry to write entries from rows")
+        try insert(entity: entity, payload: nil, isFirst: isFirst, in: db)
+    }
+
+    private func insert(entity: String, payload: String?, isFirst: Bool, in db: Database) throws {
         // Insert first, so the new seq is above the entity's earlier one, then
         // compact: the latest change per entity is all a follower needs.
         try db.cachedStatement(sql: "INSERT INTO change (entity, payload) VALUES (?, ?)").execute(arguments: [entity, payload])
+        guard !isFirst else { return }
         try db.cachedStatement(sql: "DELETE FROM change WHERE entity = ? AND seq < ?")
             .execute(arguments: [entity, db.lastInsertedRowID])
     }
@@ -44,17 +68,28 @@ public struct ChangeOutbox: Sendable {
         writer.appendASCII("{\"changes\":[")
         var lastSeq = after
         var count = 0
-        let rows = try Row.fetchCursor(db, sql: "SELECT seq, payload FROM change WHERE seq > ? ORDER BY seq LIMIT ?",
+        let rows = try Row.fetchCursor(db, sql: "SELECT seq, entity, payload FROM change WHERE seq > ? ORDER BY seq LIMIT ?",
                                        arguments: [after, limit])
         while let row = try rows.next() {
             let seq: Int64 = row[0]
-            let payload: String = row[1]
-            if count > 0 && writer.bytes.count + payload.utf8.count > Limits.replyPageBytes - 64 { break }
+            let start = writer.bytes.count
             if count > 0 { writer.appendASCII(",") }
-            // The stored object minus its opening brace, after the seq.
             writer.appendASCII("{\"seq\":\(seq)")
-            if payload.utf8.count > 2 { writer.appendASCII(",") }
-            writer.writeRaw(payload.utf8.dropFirst())
+            if let payload: String = row[2] {
+                // The stored object minus its opening brace, after the seq.
+                if payload.utf8.count > 2 { writer.appendASCII(",") }
+                writer.writeRaw(payload.utf8.dropFirst())
+            } else if let currentEntry {
+                writer.appendASCII(",")
+                try currentEntry(row[1], db, &writer)
+                writer.appendASCII("}")
+            } else {
+                throw ServiceError.internal
+            }
+            if count > 0 && writer.bytes.count > Limits.replyPageBytes - 64 {
+                writer.truncate(to: start)
+                break
+            }
             lastSeq = seq
             count += 1
         }

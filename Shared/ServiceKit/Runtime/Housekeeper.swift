@@ -70,6 +70,13 @@ public final class Housekeeper: Sendable {
 }
 
 extension Housekeeper.Task {
+    /// Checkpoints the database's WAL off the request path (every service writes).
+    public static func checkpoint(_ database: ServiceDatabase, every interval: TimeInterval = 1) -> Housekeeper.Task {
+        Housekeeper.Task(name: "checkpoint", every: interval) {
+            try database.checkpoint()
+        }
+    }
+
     /// Forgets kept replies past their retention (every service keeps them).
     public static func forgetKeptReplies(in database: ServiceDatabase, every interval: TimeInterval = 600) -> Housekeeper.Task {
         Housekeeper.Task(name: "forget-kept-replies", every: interval) {

@@ -64,7 +64,7 @@ public struct Router: Sendable {
         add(op, lane: lane, rateLimited: rateLimited) { envelope, context in
             let body = try Self.decode(Request.self, envelope)
             // The kept answer to a retry is looked up inside the commit's transaction.
-            try context.beginWrite(fingerprint: Self.fingerprint(body, envelope.attachments))
+            try context.beginWrite(fingerprint: Self.fingerprint(body, envelope))
             return HandlerOutput(frame0: try handler(body, context).frame0)
         }
     }
@@ -80,7 +80,7 @@ public struct Router: Sendable {
         precondition(op.effect == .sessionWrite, "\(op.name) is not declared as a session write")
         add(op, lane: lane) { envelope, context in
             let body = try Self.decode(Request.self, envelope)
-            try context.beginWrite(fingerprint: Self.fingerprint(body, envelope.attachments))
+            try context.beginWrite(fingerprint: Self.fingerprint(body, envelope))
             switch try context.keptAnswer() {
             case .reply(let frame0)?:
                 return HandlerOutput(frame0: frame0)
@@ -123,13 +123,18 @@ public struct Router: Sendable {
         try envelope.decodeBody(Request.self).validated()
     }
 
-    /// What identifies a request's content for idempotency: its body in canonical
-    /// form (passwords left out) and its attachments.
-    static func fingerprint<Request: ValidatedBody>(_ body: Request, _ attachments: [Data]) throws -> Data {
+    /// What identifies a request's content for idempotency: its body as sent, in
+    /// canonical form (keys sorted), and its attachments. A body that holds a
+    /// password is fingerprinted without it, from the decoded request, so that the
+    /// secret is never hashed into the kept log.
+    static func fingerprint<Request: ValidatedBody>(_ body: Request, _ envelope: RequestEnvelope) throws -> Data {
         var hash = SHA256()
-        let comparable = (body as? any HoldsSecrets)?.withoutSecrets as? Request ?? body
-        hash.update(data: try JSONValueEncoder().encodeData(comparable, sortsKeys: true))
-        for attachment in attachments {
+        if let secretless = (body as? any HoldsSecrets)?.withoutSecrets as? Request {
+            hash.update(data: try JSONValueEncoder().encodeData(secretless, sortsKeys: true))
+        } else {
+            hash.update(data: JSONWriter.data(.object(envelope.body), sortsKeys: true))
+        }
+        for attachment in envelope.attachments {
             hash.update(data: Data(SHA256.hash(data: attachment)))
         }
         return Data(hash.finalize())

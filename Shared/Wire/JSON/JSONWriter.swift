@@ -98,6 +98,11 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "]"))
     }
 
+    /// Drops what was written after `count` bytes (an entry that did not fit a page).
+    public mutating func truncate(to count: Int) {
+        bytes.removeSubrange(count...)
+    }
+
     public mutating func appendASCII(_ text: String) {
         bytes.append(contentsOf: text.utf8)
     }
