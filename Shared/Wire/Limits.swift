@@ -71,10 +71,13 @@ public enum Identifier {
     public static func sortable(at date: Date = Date()) -> String {
         var millis = UInt64(max(0, date.timeIntervalSince1970 * 1000))
         var bytes = [UInt8](repeating: 0, count: 22)
-        for index in stride(from: 7, through: 0, by: -1) {
+        for index in stride(from: 7, through: 1, by: -1) {
             bytes[index] = sortableAlphabet[Int(millis & 63)]
             millis >>= 6
         }
+        // The top 6 bits stay 0 until 2109; the first character skips '-', so that an
+        // id never looks like a command-line option.
+        bytes[0] = sortableAlphabet[Int(min(millis, 62)) + 1]
         var generator = SystemRandomNumberGenerator()
         var bits: UInt64 = 0
         for index in 8..<22 {
