@@ -105,7 +105,7 @@ struct CatalogueBenchmark {
         let next = Atomic<Int>(0)
         let failures = Mutex<[String]>([])
         let start = Date()
-        let importers = (0..<4).map { index in
+        let importers = (0..<2).map { index in
             ServiceThread(name: "import-\(index)") {
                 let client = ServiceClient(service: "catalogue", endpoint: endpoint, timeout: 120, tries: 1)
                 defer { client.close() }
