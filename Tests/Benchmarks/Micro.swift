@@ -84,6 +84,7 @@ struct Micro: ParsableCommand {
         let database = path.database
         let draft = PostDraft(kind: "offer", title: "Bike", text: "Good as new.", lat: 52.1, lon: 5.1, tags: ["bike", "used"])
         var counter = 0
+        measure("catalogue prepare (no SQL)", iterations: 20000) { _ = path.prepare(draft) }
         measure("catalogue insertPost, one per transaction", iterations: 5000) {
             _ = try? database.pool.write { db in try path.insert(draft, in: db) }
         }
@@ -93,6 +94,11 @@ struct Micro: ParsableCommand {
                 let json = try path.insert(draft, in: db)
                 try IdempotencyLog.record(IdempotencyKey(op: "catalogue.posts.create", requestID: Identifier.sortable(), caller: "u1"),
                                           fingerprint: Data(count: 32), answer: .reply(Data(json)), in: db)
+            }
+        }
+        measure("insertPost, 8 per transaction", iterations: 625, unitsPerIteration: 8) {
+            _ = try? database.pool.write { db in
+                for _ in 0..<8 { _ = try path.insert(draft, in: db) }
             }
         }
         measure("insertPost + kept reply, 8 per transaction", iterations: 625, unitsPerIteration: 8) {

@@ -15,6 +15,11 @@ public final class CatalogueWritePath: Sendable {
         store = CatalogueStore(database: database)
     }
 
+    /// Makes a post ready as `catalogue.posts.create` does outside its transaction.
+    public func prepare(_ draft: PostDraft) -> [UInt8] {
+        store.prepare(draft, owner: "owner-1", now: Date()).json
+    }
+
     /// Inserts a post for a fixed owner as `catalogue.posts.create` does; returns its JSON.
     public func insert(_ draft: PostDraft, in db: Database) throws -> [UInt8] {
         let new = store.prepare(draft, owner: "owner-1", now: Date())
