@@ -123,10 +123,7 @@ final class CatalogueStore: Sendable {
     }
 
     func prepare(_ draft: PostDraft, owner: String, now: Date) -> NewPost {
-        let post = Post(id: Identifier.sortable(at: now), ownerId: owner, kind: draft.kind, title: draft.title,
-                        text: draft.text, lat: draft.lat, lon: draft.lon, category: draft.category, tags: draft.tags,
-                        price: draft.price, hours: draft.hours, timezone: draft.timezone, place: draft.place,
-                        notifyRadius: draft.notifyRadius, ref: draft.ref, createdAt: now, updatedAt: now)
+        let post = Post(id: Identifier.sortable(at: now), ownerId: owner, draft: draft, createdAt: now, updatedAt: now)
         let json = post.jsonBytes
         return NewPost(post: post, json: json, fingerprint: Self.fingerprint(draft))
     }
@@ -210,10 +207,7 @@ final class CatalogueStore: Sendable {
     /// changes nothing.
     static func fingerprint(_ draft: PostDraft) -> Data {
         let epoch = Date(timeIntervalSince1970: 0)
-        let shape = Post(id: "", ownerId: "", kind: draft.kind, title: draft.title, text: draft.text, lat: draft.lat,
-                         lon: draft.lon, category: draft.category, tags: draft.tags, price: draft.price, hours: draft.hours,
-                         timezone: draft.timezone, place: draft.place, notifyRadius: draft.notifyRadius, ref: draft.ref,
-                         createdAt: epoch, updatedAt: epoch)
+        let shape = Post(id: "", ownerId: "", draft: draft, createdAt: epoch, updatedAt: epoch)
         return Data(SHA256.hash(data: shape.jsonBytes).prefix(16))
     }
 
@@ -235,19 +229,7 @@ final class CatalogueStore: Sendable {
 extension Post {
     /// Takes the owner-set fields of `draft`, as a new version.
     mutating func apply(_ draft: PostDraft, now: Date) {
-        kind = draft.kind
-        title = draft.title
-        text = draft.text
-        lat = draft.lat
-        lon = draft.lon
-        category = draft.category
-        tags = draft.tags
-        price = draft.price
-        hours = draft.hours
-        timezone = draft.timezone
-        place = draft.place
-        notifyRadius = draft.notifyRadius
-        ref = draft.ref
+        self.draft = draft
         touch(now)
     }
 

@@ -147,10 +147,34 @@ public struct Post: Codable, Sendable, Equatable {
         try container.encode(updatedAt, forKey: .updatedAt)
     }
 
+    /// A new post with the fields of `draft`.
+    public init(id: String, ownerId: String, draft: PostDraft, createdAt: Date, updatedAt: Date) {
+        self.init(id: id, ownerId: ownerId, kind: draft.kind, title: draft.title, text: draft.text, lat: draft.lat, lon: draft.lon,
+                  createdAt: createdAt, updatedAt: updatedAt)
+        self.draft = draft
+    }
+
     /// The fields an owner sets, as a draft (what `catalogue.posts.import` compares).
     public var draft: PostDraft {
-        PostDraft(kind: kind, title: title, text: text, lat: lat, lon: lon, category: category, tags: tags, price: price,
-                  hours: hours, timezone: timezone, place: place, notifyRadius: notifyRadius, ref: ref)
+        get {
+            PostDraft(kind: kind, title: title, text: text, lat: lat, lon: lon, category: category, tags: tags, price: price,
+                      hours: hours, timezone: timezone, place: place, notifyRadius: notifyRadius, ref: ref)
+        }
+        set {
+            kind = newValue.kind
+            title = newValue.title
+            text = newValue.text
+            lat = newValue.lat
+            lon = newValue.lon
+            category = newValue.category
+            tags = newValue.tags
+            price = newValue.price
+            hours = newValue.hours
+            timezone = newValue.timezone
+            place = newValue.place
+            notifyRadius = newValue.notifyRadius
+            ref = newValue.ref
+        }
     }
 }
 
