@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "auth-service", targets: ["AuthServiceMain"]),
         .executable(name: "catalogue-service", targets: ["CatalogueServiceMain"]),
+        .executable(name: "geo-service", targets: ["GeoServiceMain"]),
         .executable(name: "hereabouts-bench", targets: ["Benchmarks"]),
     ],
     dependencies: [
@@ -136,6 +137,27 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "Geo",
+            dependencies: [
+                "ServiceKit", "Contracts", "Wire", "OpeningHours",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/Geo/Library",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "GeoServiceMain",
+            dependencies: [
+                "Geo", "ServiceKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/Geo/Executable",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Tests
         .testTarget(
             name: "ZeroMQTests",
@@ -187,6 +209,16 @@ let package = Package(
             name: "CatalogueTests",
             dependencies: [
                 "Catalogue", "Auth", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
+                "OpeningHours",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GeoTests",
+            dependencies: [
+                "Geo", "Catalogue", "Auth", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
                 "OpeningHours",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

@@ -65,8 +65,23 @@ public struct JSONWriter {
     public mutating func write(_ value: Int64) { appendASCII(String(value)) }
 
     public mutating func write(_ string: String) {
+        var string = string
+        string.withUTF8 { writeString(utf8: $0) }
+    }
+
+    public mutating func write(_ strings: [String]) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, string) in strings.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            write(string)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Writes UTF-8 bytes as a JSON string (a string kept as bytes in an index).
+    public mutating func writeString(utf8: UnsafeBufferPointer<UInt8>) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
+        for byte in utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
             case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)

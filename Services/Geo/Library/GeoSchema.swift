@@ -1,0 +1,32 @@
+import GRDB
+
+/// Geo's tables. A shipped migration is never changed; later changes are new ones.
+enum GeoSchema {
+    static func register(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("geo-1") { db in
+            try db.execute(sql: """
+                -- What geo keeps of each post it follows from catalogue.changes: the
+                -- fields of a hit and of its words, read back into memory at start.
+                -- tags are joined by U+001F, which a tag cannot hold.
+                CREATE TABLE post (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    owner_id TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    title TEXT NOT NULL,
+                    text TEXT NOT NULL,
+                    lat REAL NOT NULL,
+                    lon REAL NOT NULL,
+                    category TEXT,
+                    tags TEXT NOT NULL,
+                    ref TEXT,
+                    hours TEXT,
+                    timezone TEXT,
+                    notify_radius REAL,
+                    rating_average REAL,
+                    rating_count INTEGER NOT NULL,
+                    created_at REAL NOT NULL
+                );
+                """)
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Contracts
+import Foundation
+import GRDB
+import Logging
+import ServiceKit
+import Wire
+
+/// The geo service: follows `catalogue.changes` into `<data dir>/geo.sqlite` and an
+/// in-memory index, and answers searches from the index.
+public final class GeoService: RunnableService {
+    public let settings: ServiceSettings
+    public let index: PostIndex
+    let store: GeoStore
+    let postFollower: ChangeFollower<PostChange>
+    private let server: Server
+    private let housekeeper: Housekeeper
+
+    public init(settings: ServiceSettings, logger: Logger) throws {
+        self.settings = settings
+        let database = try ServiceDatabase(path: settings.databasePath, durability: .normal) { migrator in
+            GeoSchema.register(in: &migrator)
+        }
+        let store = GeoStore(database: database)
+        let index = PostIndex()
+        let started = Date()
+        try index.load { add in try store.forEachPost(add) }
+        logger.info("geo index ready", metadata: ["posts": "\(index.count)",
+                                                  "seconds": "\((Date().timeIntervalSince(started) * 100).rounded() / 100)"])
+
+        let catalogue = settings.endpoints(of: CatalogueAPI.service)
+        let postFollower = ChangeFollower(
+            feed: .init(name: CatalogueAPI.service, requestEndpoint: catalogue.requests, eventsEndpoint: catalogue.events,
+                        op: CatalogueAPI.changes),
+            database: database, logger: logger
+        ) { changes, db in
+            let applied = try store.apply(changes, in: db)
+            // The index shows a change once it is committed, never before.
+            db.afterNextTransaction { _ in index.apply(applied) }
+        }
+        var router = Router(service: GeoAPI.service)
+        GeoHandlers(index: index) {
+            GeoStats(posts: index.count, users: 0, lag: [CatalogueAPI.service: try postFollower.lag()],
+                     memoryBytes: index.memoryBytes)
+        }.register(into: &router)
+
+        self.store = store
+        self.index = index
+        self.postFollower = postFollower
+        self.housekeeper = Housekeeper(tasks: [.checkpoint(database)], logger: logger)
+        self.server = Server(
+            configuration: .init(service: GeoAPI.service, endpoint: settings.endpoint, workers: settings.workers),
+            router: router, database: database, verifier: try TokenVerifier.forService(settings), logger: logger)
+    }
+
+    /// Where clients connect (with the port a `:*` endpoint was given).
+    public var endpoint: String { server.endpoint }
+
+    public func start() throws {
+        try server.start()
+        postFollower.start()
+        housekeeper.start()
+    }
+
+    public func stop() {
+        postFollower.stop()
+        server.stop()
+        housekeeper.stop()
+    }
+}

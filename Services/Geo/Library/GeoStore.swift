@@ -1,0 +1,60 @@
+import Contracts
+import Foundation
+import GRDB
+import ServiceKit
+
+/// All of geo's SQL.
+struct GeoStore: Sendable {
+    let database: ServiceDatabase
+    private static let tagSeparator: Character = "\u{1F}"
+
+    /// Applies a batch of `catalogue.changes` to the post table, inside the
+    /// follower's transaction; returns the same changes for the index.
+    func apply(_ changes: [PostChange], in db: Database) throws -> [PostIndex.Change] {
+        var applied: [PostIndex.Change] = []
+        applied.reserveCapacity(changes.count)
+        let upsert = try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO post (id, owner_id, kind, title, text, lat, lon, category, tags, ref, hours, timezone,
+                                         notify_radius, rating_average, rating_count, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        let delete = try db.cachedStatement(sql: "DELETE FROM post WHERE id = ?")
+        for change in changes {
+            switch change.type {
+            case .upserted:
+                guard let post = change.post else { continue }
+                let indexed = IndexedPost(post)
+                try upsert.execute(arguments: [
+                    indexed.id, indexed.ownerId, indexed.kind, indexed.title, indexed.text, indexed.lat, indexed.lon,
+                    indexed.category, indexed.tags.joined(separator: String(Self.tagSeparator)), indexed.ref, indexed.hours,
+                    indexed.timezone, indexed.notifyRadius, indexed.rating.average, indexed.rating.count,
+                    indexed.createdAt.timeIntervalSince1970,
+                ])
+                applied.append(.upsert(indexed))
+            case .deleted:
+                try delete.execute(arguments: [change.postId])
+                applied.append(.delete(change.postId))
+            }
+        }
+        return applied
+    }
+
+    /// Calls `body` with every stored post, streaming (a million do not sit in memory at once).
+    func forEachPost(_ body: (IndexedPost) throws -> Void) throws {
+        try database.pool.read { db in
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT id, owner_id, kind, title, text, lat, lon, category, tags, ref, hours, timezone, notify_radius,
+                       rating_average, rating_count, created_at
+                FROM post
+                """)
+            while let row = try rows.next() {
+                let tags: String = row[8]
+                try body(IndexedPost(
+                    id: row[0], ownerId: row[1], kind: row[2], title: row[3], text: row[4], lat: row[5], lon: row[6],
+                    category: row[7], tags: tags.isEmpty ? [] : tags.split(separator: Self.tagSeparator).map(String.init),
+                    ref: row[9], hours: row[10], timezone: row[11], notifyRadius: row[12],
+                    rating: Rating(average: row[13], count: row[14]), createdAt: Date(timeIntervalSince1970: row[15])))
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import OpeningHours
+import Wire
+
+/// The in-memory index of every post geo knows: where each is, its words, and what
+/// a hit shows.
+///
+/// Points live in k-d trees over unit vectors. New posts wait in a small unsorted
+/// buffer; a full buffer becomes a tree, and trees of similar size merge into one
+/// (the logarithmic method), so a stream of changes costs O(log n) rebuilding per
+/// post and a search looks at a handful of trees. A changed post gets a new slot;
+/// its old slot and a deleted post's are marked dead and skipped, and dropped when
+/// their tree is next merged.
+///
+/// Searches hold the read lock; changes hold the write lock only to publish: trees
+/// are built beforehand, off the lock, by the one thread that applies changes.
+public final class PostIndex: @unchecked Sendable {
+    // Every stored property below is read under `lock` (read or write) and written
+    // only under the write lock, by the single thread that applies changes; that
+    // thread also reads them without the lock, which is safe as it is the only writer.
+    let lock = ReadWriteLock()
+    var records: [PostRecord] = []
+    var alive: [Bool] = []
+    var slots = SlotTable()
+    var bytes = Arena<UInt8>(chunkShift: 20)
+    var terms = Arena<UInt32>(chunkShift: 18)
+    var vocabulary = Vocabulary()
+    var tagIDs: [String: UInt32] = [:]
+    var kindIDs: [String: UInt16] = [:]
+    var kindNames: [String] = []
+    var ownerIDs: [String: UInt32] = [:]
+    var ownerNames: [String] = []
+    var scheduleIDs: [ScheduleKey: UInt32] = [:]
+    /// Index 0 stands for "no hours".
+    var schedules: [Schedule?] = [nil]
+    var trees: [KDTree] = []
+    /// Slots not in any tree yet.
+    var pending: [Int32] = []
+    private(set) var liveCount = 0
+
+    /// A buffer this full becomes a tree.
+    static let bufferSize = 512
+
+    struct ScheduleKey: Hashable {
+        var hours: String
+        var timezone: String
+    }
+
+    struct Schedule: Sendable {
+        var hours: OpeningHours
+        var timeZone: TimeZone
+    }
+
+    public init() {}
+
+    /// Live posts.
+    public var count: Int { lock.withReadLock { liveCount } }
+
+    /// Adds the posts `fill` hands over (at start-up) and makes one tree of them.
+    func load(_ fill: ((IndexedPost) -> Void) throws -> Void) rethrows {
+        try lock.withWriteLock {
+            try fill { insertRecord($0) }
+            let points = pending.map { TreePoint(UnitVector(lat: records[Int($0)].lat, lon: records[Int($0)].lon), slot: $0) }
+            pending.removeAll()
+            if !points.isEmpty { trees.append(KDTree(points: points)) }
+        }
+    }
+
+    enum Change: Sendable {
+        case upsert(IndexedPost)
+        case delete(String)
+    }
+
+    /// Applies changes in order (a later one for the same id wins).
+    func apply(_ changes: [Change]) {
+        lock.withWriteLock {
+            for change in changes {
+                switch change {
+                case .upsert(let post): insertRecord(post)
+                case .delete(let id):
+                    if let old = slots.remove(id, idOf: { records[Int($0)].id }, bytes: bytes) { kill(old) }
+                }
+            }
+        }
+        if pending.count >= Self.bufferSize { flushPending() }
+    }
+
+    /// Turns the buffer into a tree, merging trees of similar size; built off the
+    /// lock, published under it.
+    func flushPending() {
+        let moving = pending
+        var merged = moving.compactMap { slot -> TreePoint? in
+            alive[Int(slot)] ? TreePoint(UnitVector(lat: records[Int(slot)].lat, lon: records[Int(slot)].lon), slot: slot) : nil
+        }
+        var keep = trees
+        while let last = keep.last, last.count <= merged.count * 2 {
+            merged.append(contentsOf: last.points.lazy.filter { self.alive[Int($0.slot)] })
+            keep.removeLast()
+        }
+        if !merged.isEmpty { keep.append(KDTree(points: merged)) }
+        lock.withWriteLock {
+            trees = keep
+            pending.removeFirst(moving.count)
+        }
+    }
+
+    /// An estimate of the memory the index holds.
+    public var memoryBytes: Int {
+        lock.withReadLock {
+            var total = records.capacity * MemoryLayout<PostRecord>.stride + alive.capacity + slots.memoryBytes
+            total += bytes.capacity + terms.capacity * 4 + vocabulary.memoryBytes
+            total += trees.reduce(0) { $0 + $1.points.count * MemoryLayout<TreePoint>.stride + $1.nodes.count * MemoryLayout<KDTree.Node>.stride }
+            return total
+        }
+    }
+
+    // MARK: Writing records (under the write lock)
+
+    private func kill(_ slot: Int32) {
+        if alive[Int(slot)] {
+            alive[Int(slot)] = false
+            liveCount -= 1
+        }
+    }
+
+    private func insertRecord(_ post: IndexedPost) {
+        let slot = Int32(records.count)
+        var strings: [UInt8] = []
+        strings.append(contentsOf: post.id.utf8)
+        strings.append(contentsOf: post.title.utf8)
+        let folded = TextTerms.fold(post.title)
+        let foldedLength = folded == post.title ? 0 : folded.utf8.count
+        if foldedLength > 0 { strings.append(contentsOf: folded.utf8) }
+        var tagsWriter = JSONWriter(capacity: 64)
+        tagsWriter.write(post.tags)
+        strings.append(contentsOf: tagsWriter.bytes)
+        if let ref = post.ref { strings.append(contentsOf: ref.utf8) }
+
+        var wordIDs = Set<UInt32>()
+        for field in [post.title, post.text, post.category ?? ""] + post.tags {
+            TextTerms.forEachWord(in: field) { wordIDs.insert(vocabulary.intern($0)) }
+        }
+        var tagIDs = Set<UInt32>()
+        for tag in post.tags { tagIDs.insert(internTag(tag)) }
+        let sortedWords = wordIDs.sorted(), sortedTags = tagIDs.sorted()
+        for word in sortedWords { vocabulary.post(slot, to: word) }
+
+        let record = PostRecord(
+            lat: post.lat, lon: post.lon, createdAt: post.createdAt.timeIntervalSince1970,
+            ratingAverage: post.rating.average ?? -1, ratingCount: Int32(clamping: post.rating.count),
+            kind: internKind(post.kind), owner: internOwner(post.ownerId), schedule: internSchedule(post.hours, post.timezone),
+            strings: bytes.append(strings), idLength: UInt8(post.id.utf8.count), titleLength: UInt16(post.title.utf8.count),
+            foldedLength: UInt16(foldedLength), tagsLength: UInt16(tagsWriter.bytes.count),
+            refLength: UInt16(post.ref?.utf8.count ?? 0), terms: terms.append(sortedWords + sortedTags),
+            tagCount: UInt16(sortedTags.count))
+        records.append(record)
+        alive.append(true)
+        liveCount += 1
+        if let old = slots.set(post.id, slot: slot, idOf: { records[Int($0)].id }, bytes: bytes) { kill(old) }
+        pending.append(slot)
+    }
+
+    static func tagKey(_ tag: String) -> String { TextTerms.fold(tag) }
+
+    private func internTag(_ tag: String) -> UInt32 {
+        let key = Self.tagKey(tag)
+        if let id = tagIDs[key] { return id }
+        let id = UInt32(tagIDs.count)
+        tagIDs[key] = id
+        return id
+    }
+
+    private func internKind(_ kind: String) -> UInt16 {
+        if let id = kindIDs[kind] { return id }
+        let id = UInt16(kindNames.count)
+        kindIDs[kind] = id
+        kindNames.append(kind)
+        return id
+    }
+
+    private func internOwner(_ owner: String) -> UInt32 {
+        if let id = ownerIDs[owner] { return id }
+        let id = UInt32(ownerNames.count)
+        ownerIDs[owner] = id
+        ownerNames.append(owner)
+        return id
+    }
+
+    private func internSchedule(_ hours: String?, _ timezone: String?) -> UInt32 {
+        // Catalogue only publishes hours it parsed with a valid time zone; anything
+        // else is treated as "no hours" rather than guessed at.
+        guard let hours, let timezone else { return 0 }
+        let key = ScheduleKey(hours: hours, timezone: timezone)
+        if let id = scheduleIDs[key] { return id }
+        guard let parsed = try? OpeningHours(parsing: hours), let zone = TimeZoneNames.timeZone(named: timezone) else { return 0 }
+        let id = UInt32(schedules.count)
+        schedules.append(Schedule(hours: parsed, timeZone: zone))
+        scheduleIDs[key] = id
+        return id
+    }
+}

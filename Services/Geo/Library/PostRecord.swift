@@ -1,0 +1,43 @@
+/// One post in the index, in 72 bytes plus its runs in the arenas.
+///
+/// The strings of a post sit back to back in one run of the byte arena: its id,
+/// title, folded title (empty when folding changes nothing), tags as JSON and ref.
+/// Its word ids (sorted) and then its tag ids (sorted) sit in one run of the word
+/// arena.
+struct PostRecord: Sendable {
+    var lat: Double
+    var lon: Double
+    /// Seconds since 1970.
+    var createdAt: Double
+    /// -1 while unrated, so that "highest first" puts unrated posts last.
+    var ratingAverage: Double
+    var ratingCount: Int32
+    var kind: UInt16
+    var owner: UInt32
+    /// 0 for a post without opening hours.
+    var schedule: UInt32
+    var strings: ArenaSpan
+    var idLength: UInt8
+    var titleLength: UInt16
+    var foldedLength: UInt16
+    var tagsLength: UInt16
+    var refLength: UInt16
+    var terms: ArenaSpan
+    var tagCount: UInt16
+
+    var id: ArenaSpan { ArenaSpan(offset: strings.offset, length: UInt32(idLength)) }
+    var title: ArenaSpan { ArenaSpan(offset: strings.offset + UInt32(idLength), length: UInt32(titleLength)) }
+    /// The title as sorting compares it.
+    var sortTitle: ArenaSpan {
+        foldedLength == 0 ? title : ArenaSpan(offset: title.offset + UInt32(titleLength), length: UInt32(foldedLength))
+    }
+    var tagsJSON: ArenaSpan {
+        ArenaSpan(offset: title.offset + UInt32(titleLength) + UInt32(foldedLength), length: UInt32(tagsLength))
+    }
+    /// Empty for a post without a ref.
+    var ref: ArenaSpan {
+        ArenaSpan(offset: tagsJSON.offset + UInt32(tagsLength), length: UInt32(refLength))
+    }
+    var words: ArenaSpan { ArenaSpan(offset: terms.offset, length: terms.length - UInt32(tagCount)) }
+    var tags: ArenaSpan { ArenaSpan(offset: terms.offset + terms.length - UInt32(tagCount), length: UInt32(tagCount)) }
+}

@@ -1,0 +1,244 @@
+import Foundation
+import Wire
+
+/// The geo service's ops.
+public enum GeoAPI {
+    public static let service = "geo"
+
+    public static let search = Op<SearchRequest, SearchReply>("geo.search", access: .anyone, effect: .read)
+    public static let nearest = Op<NearestRequest, HitsReply>("geo.nearest", access: .anyone, effect: .read)
+    public static let within = Op<WithinRequest, HitsReply>("geo.within", access: .anyone, effect: .read)
+    public static let stats = Op<Empty, GeoStats>("geo.stats", access: .anyone, effect: .read)
+    public static let health = HealthAPI.health(service)
+}
+
+/// What geo's rules allow, shared by its requests.
+public enum GeoRules {
+    /// Mean Earth radius: every distance is great-circle on this sphere.
+    public static let earthRadius = 6_371_008.8
+    /// Half the Earth's circumference: no two points are farther apart.
+    public static let maxDistance = (Double.pi * earthRadius).rounded(.up)
+    public static let radius = 1.0...500_000.0
+    public static let maxQuery = 200
+    public static let maxKinds = 20
+    public static let maxTags = 20
+    public static let maxCursor = 600
+    public static let nearestK = 1...100
+    public static let withinLimit = 1_000
+    public static let withinDefaultLimit = 100
+
+    static func filters(q: String?, kinds: [String]?, tags: [String]?) throws {
+        if let q { try Check.length(q, field: "q", in: 0...maxQuery) }
+        if let kinds {
+            guard kinds.count <= maxKinds else {
+                throw ServiceError.invalidArgument(field: "kinds", "kinds may hold at most \(maxKinds) kinds (it has \(kinds.count))")
+            }
+            for (index, kind) in kinds.enumerated() { try CatalogueRules.kind(kind, field: "kinds[\(index)]") }
+        }
+        if let tags {
+            guard tags.count <= maxTags else {
+                throw ServiceError.invalidArgument(field: "tags", "tags may hold at most \(maxTags) tags (it has \(tags.count))")
+            }
+            for (index, tag) in tags.enumerated() { try CatalogueRules.line(tag, field: "tags[\(index)]", length: CatalogueRules.tag) }
+        }
+    }
+
+    static func cursor(_ cursor: String?) throws {
+        if let cursor { try Check.length(cursor, field: "cursor", in: 1...maxCursor) }
+    }
+}
+
+/// How `geo.search` orders its hits; ties are broken by `id`.
+public enum SearchSort: String, Codable, Sendable, CaseIterable {
+    /// Nearest first.
+    case distance
+    /// Latest created first.
+    case newest
+    /// By title, case- and accent-insensitive, A–Z.
+    case title
+    /// By title, Z–A.
+    case titleDescending = "-title"
+    /// Highest average first, unrated last.
+    case rating
+}
+
+public struct SearchRequest: ValidatedBody, Equatable {
+    public var lat: Double?
+    public var lon: Double?
+    public var radius: Double
+    public var q: String?
+    public var kinds: [String]?
+    public var tags: [String]?
+    public var openNow: Bool?
+    /// The instant for `openStatus` and `openNow`; now when absent.
+    public var at: Date?
+    public var sort: SearchSort?
+    public var limit: Int?
+    public var cursor: String?
+
+    public init(lat: Double?, lon: Double?, radius: Double, q: String? = nil, kinds: [String]? = nil, tags: [String]? = nil,
+                openNow: Bool? = nil, at: Date? = nil, sort: SearchSort? = nil, limit: Int? = nil, cursor: String? = nil) {
+        self.lat = lat
+        self.lon = lon
+        self.radius = radius
+        self.q = q
+        self.kinds = kinds
+        self.tags = tags
+        self.openNow = openNow
+        self.at = at
+        self.sort = sort
+        self.limit = limit
+        self.cursor = cursor
+    }
+
+    public func validate() throws {
+        guard let lat else { throw ServiceError.invalidArgument(field: "lat", "lat and lon are required") }
+        guard let lon else { throw ServiceError.invalidArgument(field: "lon", "lat and lon are required") }
+        try Check.latitude(lat)
+        try Check.longitude(lon)
+        try Check.range(radius, field: "radius", in: GeoRules.radius)
+        try GeoRules.filters(q: q, kinds: kinds, tags: tags)
+        _ = try Check.limit(limit)
+        try GeoRules.cursor(cursor)
+    }
+}
+
+public struct NearestRequest: ValidatedBody, Equatable {
+    public var lat: Double
+    public var lon: Double
+    public var k: Int
+    public var q: String?
+    public var kinds: [String]?
+    public var maxDistance: Double?
+
+    public init(lat: Double, lon: Double, k: Int, q: String? = nil, kinds: [String]? = nil, maxDistance: Double? = nil) {
+        self.lat = lat
+        self.lon = lon
+        self.k = k
+        self.q = q
+        self.kinds = kinds
+        self.maxDistance = maxDistance
+    }
+
+    public func validate() throws {
+        try Check.latitude(lat)
+        try Check.longitude(lon)
+        try Check.range(k, field: "k", in: GeoRules.nearestK)
+        try GeoRules.filters(q: q, kinds: kinds, tags: nil)
+        if let maxDistance { try Check.range(maxDistance, field: "maxDistance", in: 1...GeoRules.maxDistance) }
+    }
+}
+
+/// A box of latitudes and longitudes; `minLon > maxLon` means it crosses 180°.
+public struct WithinRequest: ValidatedBody, Equatable {
+    public var minLat: Double
+    public var minLon: Double
+    public var maxLat: Double
+    public var maxLon: Double
+    public var kinds: [String]?
+    public var q: String?
+    public var limit: Int?
+    public var cursor: String?
+
+    public init(minLat: Double, minLon: Double, maxLat: Double, maxLon: Double, kinds: [String]? = nil, q: String? = nil,
+                limit: Int? = nil, cursor: String? = nil) {
+        self.minLat = minLat
+        self.minLon = minLon
+        self.maxLat = maxLat
+        self.maxLon = maxLon
+        self.kinds = kinds
+        self.q = q
+        self.limit = limit
+        self.cursor = cursor
+    }
+
+    public func validate() throws {
+        try Check.latitude(minLat, field: "minLat")
+        try Check.longitude(minLon, field: "minLon")
+        try Check.latitude(maxLat, field: "maxLat")
+        try Check.longitude(maxLon, field: "maxLon")
+        guard minLat <= maxLat else { throw ServiceError.invalidArgument(field: "maxLat", "maxLat must not be below minLat") }
+        try GeoRules.filters(q: q, kinds: kinds, tags: nil)
+        _ = try Check.limit(limit, max: GeoRules.withinLimit, default: GeoRules.withinDefaultLimit)
+        try GeoRules.cursor(cursor)
+    }
+}
+
+/// One post found by geo: what a list or a map pin shows.
+public struct Hit: Codable, Sendable, Equatable {
+    public var id: String
+    /// Metres from the centre; nil for `geo.within`.
+    public var distance: Double?
+    public var kind: String
+    public var title: String
+    public var lat: Double
+    public var lon: Double
+    public var tags: [String]
+    public var ref: String?
+    public var ownerId: String
+    /// `open`, `closes_soon`, `closed`, `opens_soon`; nil for a post without hours.
+    public var openStatus: String?
+    public var rating: Rating
+
+    public init(id: String, distance: Double?, kind: String, title: String, lat: Double, lon: Double, tags: [String],
+                ref: String?, ownerId: String, openStatus: String?, rating: Rating) {
+        self.id = id
+        self.distance = distance
+        self.kind = kind
+        self.title = title
+        self.lat = lat
+        self.lon = lon
+        self.tags = tags
+        self.ref = ref
+        self.ownerId = ownerId
+        self.openStatus = openStatus
+        self.rating = rating
+    }
+}
+
+public struct SearchReply: Codable, Sendable, Equatable {
+    public struct Center: Codable, Sendable, Equatable {
+        public var lat: Double
+        public var lon: Double
+        public init(lat: Double, lon: Double) {
+            self.lat = lat
+            self.lon = lon
+        }
+    }
+
+    public var hits: [Hit]
+    public var nextCursor: String?
+    public var center: Center
+
+    public init(hits: [Hit], nextCursor: String?, center: Center) {
+        self.hits = hits
+        self.nextCursor = nextCursor
+        self.center = center
+    }
+}
+
+public struct HitsReply: Codable, Sendable, Equatable {
+    public var hits: [Hit]
+    public var nextCursor: String?
+
+    public init(hits: [Hit], nextCursor: String? = nil) {
+        self.hits = hits
+        self.nextCursor = nextCursor
+    }
+}
+
+public struct GeoStats: Codable, Sendable, Equatable {
+    public var posts: Int
+    public var users: Int
+    /// Changes announced by each followed feed (`catalogue`, `auth`) and not applied yet.
+    public var lag: [String: Int64]
+    /// The in-memory index's size, estimated.
+    public var memoryBytes: Int
+
+    public init(posts: Int, users: Int, lag: [String: Int64], memoryBytes: Int) {
+        self.posts = posts
+        self.users = users
+        self.lag = lag
+        self.memoryBytes = memoryBytes
+    }
+}
