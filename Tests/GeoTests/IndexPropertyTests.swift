@@ -169,6 +169,7 @@ struct IndexPropertyTests {
                     case .title where titleKey(a) != titleKey(b): return titleKey(a).utf8.lexicographicallyPrecedes(titleKey(b).utf8)
                     case .titleDescending where titleKey(a) != titleKey(b):
                         return titleKey(b).utf8.lexicographicallyPrecedes(titleKey(a).utf8)
+                    case .newest: return b.id.utf8.lexicographicallyPrecedes(a.id.utf8)
                     default: return a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
                     }
                 }

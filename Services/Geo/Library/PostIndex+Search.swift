@@ -190,7 +190,9 @@ extension PostIndex {
         bytes.compare(records[Int(a)].id, records[Int(b)].id)
     }
 
-    /// Whether `a` comes before `b` in `sort` order; ties go by id.
+    /// Whether `a` comes before `b` in `sort` order; ties go by id, descending for
+    /// `newest` (catalogue's ids grow with time, so the later of two posts made in
+    /// the same second comes first).
     func ranksBefore(_ a: Found, _ b: Found, sort: SearchSort) -> Bool {
         let left = records[Int(a.slot)], right = records[Int(b.slot)]
         let primary: Int
@@ -203,7 +205,8 @@ extension PostIndex {
         case .titleDescending: primary = -bytes.compare(left.sortTitle, right.sortTitle)
         }
         if primary != 0 { return primary < 0 }
-        return bytes.compare(left.id, right.id) < 0
+        let byID = bytes.compare(left.id, right.id)
+        return sort == .newest ? byID > 0 : byID < 0
     }
 
     func cursorKey(_ found: Found, sort: SearchSort) -> PageCursor.Key {
@@ -236,7 +239,8 @@ extension PostIndex {
         }
         if primary != 0 { return primary > 0 }
         var id = cursor.id
-        return id.withUTF8 { key in bytes.withElements(record.id) { Arena<UInt8>.compare($0, key) } } > 0
+        let byID = id.withUTF8 { key in bytes.withElements(record.id) { Arena<UInt8>.compare($0, key) } }
+        return sort == .newest ? byID < 0 : byID > 0
     }
 
     // MARK: Writing hits

@@ -60,6 +60,15 @@ public enum SearchSort: String, Codable, Sendable, CaseIterable {
     case titleDescending = "-title"
     /// Highest average first, unrated last.
     case rating
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let sort = SearchSort(rawValue: text) else {
+            let allowed = Self.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ServiceError.invalidArgument(field: FieldPath.string(decoder.codingPath), "sort must be one of \(allowed)")
+        }
+        self = sort
+    }
 }
 
 public struct SearchRequest: ValidatedBody, Equatable {

@@ -60,7 +60,14 @@ private struct ValueDecoder: Decoder {
         // Types with a fixed JSON form of their own, ahead of their Codable conformances.
         if T.self == JSONValue.self { return value as! T }
         if T.self == Date.self { return try decodeDate() as! T }
-        return try T(from: self)
+        do {
+            return try T(from: self)
+        } catch let error as DecodingError {
+            // A conformance's own refusal (an enum's unknown raw value) is the
+            // client's mistake, never an internal error.
+            let field = FieldPath.string(codingPath)
+            throw ServiceError.invalidArgument(field: field, "\(fieldName(field)) has a value that is not allowed (\(error.reason))")
+        }
     }
 
     private func decodeDate() throws -> Date {
@@ -234,4 +241,16 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     }
 
     mutating func superDecoder() throws -> any Decoder { try next() }
+}
+
+extension DecodingError {
+    /// What a conformance said about the value, without Swift's type names.
+    var reason: String {
+        switch self {
+        case .dataCorrupted(let context), .keyNotFound(_, let context), .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return context.debugDescription
+        @unknown default:
+            return "unreadable"
+        }
+    }
 }

@@ -1,0 +1,70 @@
+import Contracts
+import Foundation
+import Testing
+import Wire
+
+@Suite("Malformed and hostile geo requests")
+struct GeoHostileTests {
+    private func request(_ op: String, _ body: String) -> Data {
+        Data(#"{"v":1,"id":"hostile-1","op":"geo.\#(op)","body":\#(body)}"#.utf8)
+    }
+
+    @Test("each gets the right error, and the service then answers a valid request")
+    func table() throws {
+        let geo = try GeoFixture()
+        let owner = try geo.user()
+        _ = try geo.create(PostDraft(kind: "restaurant", title: "Burger Bar", lat: 52.09, lon: 5.12), token: owner.token)
+        try geo.catchUp()
+        let at = #""lat":52.09,"lon":5.12"#
+        let cases: [(String, String, String, String)] = [
+            ("no centre", "search", #"{"radius":100}"#, "invalid_argument lat"),
+            ("lat without lon", "search", #"{"lat":1,"radius":100}"#, "invalid_argument lon"),
+            ("latitude 91", "search", #"{"lat":91,"lon":0,"radius":100}"#, "invalid_argument lat"),
+            ("longitude as text", "search", #"{"lat":1,"lon":"east","radius":100}"#, "invalid_argument lon"),
+            ("latitude overflowing", "search", #"{"lat":1e400,"lon":0,"radius":100}"#, "invalid_argument lat"),
+            ("no radius", "search", "{\(at)}", "invalid_argument radius"),
+            ("radius 0", "search", "{\(at),\"radius\":0}", "invalid_argument radius"),
+            ("radius 501 km", "search", "{\(at),\"radius\":500001}", "invalid_argument radius"),
+            ("q of 201 characters", "search", "{\(at),\"radius\":100,\"q\":\"\(String(repeating: "a", count: 201))\"}", "invalid_argument q"),
+            ("q a number", "search", "{\(at),\"radius\":100,\"q\":7}", "invalid_argument q"),
+            ("kinds not a list", "search", "{\(at),\"radius\":100,\"kinds\":\"sight\"}", "invalid_argument kinds"),
+            ("a kind in capitals", "search", "{\(at),\"radius\":100,\"kinds\":[\"SIGHT\"]}", "invalid_argument kinds[0]"),
+            ("a tag that is a number", "search", "{\(at),\"radius\":100,\"tags\":[1]}", "invalid_argument tags[0]"),
+            ("openNow as text", "search", "{\(at),\"radius\":100,\"openNow\":\"yes\"}", "invalid_argument openNow"),
+            ("at not an instant", "search", "{\(at),\"radius\":100,\"at\":\"tomorrow\"}", "invalid_argument at"),
+            ("an unknown sort", "search", "{\(at),\"radius\":100,\"sort\":\"price\"}", "invalid_argument sort"),
+            ("limit 101", "search", "{\(at),\"radius\":100,\"limit\":101}", "invalid_argument limit"),
+            ("a forged cursor", "search", "{\(at),\"radius\":100,\"cursor\":\"WyJ4IiwibjAiLCInOyBkcm9wIl0\"}", "invalid_argument cursor"),
+            ("a cursor of another sort", "search", "{\(at),\"radius\":100,\"sort\":\"title\",\"cursor\":\"WyJkaXN0YW5jZSIsIm4wIiwiYSJd\"}", "invalid_argument cursor"),
+            ("k 0", "nearest", "{\(at),\"k\":0}", "invalid_argument k"),
+            ("k 101", "nearest", "{\(at),\"k\":101}", "invalid_argument k"),
+            ("no k", "nearest", "{\(at)}", "invalid_argument k"),
+            ("maxDistance negative", "nearest", "{\(at),\"k\":3,\"maxDistance\":-5}", "invalid_argument maxDistance"),
+            ("a box upside down", "within", #"{"minLat":10,"minLon":0,"maxLat":5,"maxLon":1}"#, "invalid_argument maxLat"),
+            ("a box past the pole", "within", #"{"minLat":10,"minLon":0,"maxLat":95,"maxLon":1}"#, "invalid_argument maxLat"),
+            ("within limit 1001", "within", #"{"minLat":0,"minLon":0,"maxLat":1,"maxLon":1,"limit":1001}"#, "invalid_argument limit"),
+            ("a body that is a list", "search", "[1]", "bad_request"),
+            ("an unknown op", "teleport", "{}", "unknown_op"),
+        ]
+        #expect(cases.count >= 25)
+        for (name, op, body, expected) in cases {
+            let reply = try geo.stack.exchangeRaw("geo", frames: [request(op, body)])
+            let frame0 = try #require(reply?.first, "no reply to \(name)")
+            switch ReplyEnvelope.decode(frame0).result {
+            case .success: Issue.record("\(name) was accepted")
+            case .failure(let error): #expect(error.summary == expected, "\(name): \(error)")
+            }
+        }
+        // Query strings are words, never syntax: each is searched as the words in it
+        // ("Burger Bar" holds burger and bar; no words at all matches everything).
+        let queries: [(String, Int)] = [
+            (#""burger" OR NEAR("#, 0), ("*", 1), ("'; drop table post; --", 0), ("\\u0000", 0), ("%", 1),
+            ("burger*", 1), ("🍔 burger", 1), ("BAR", 1), (String(repeating: "(", count: 200), 1),
+        ]
+        for (q, expected) in queries {
+            let reply = try geo.client.call(GeoAPI.search, SearchRequest(lat: 52.09, lon: 5.12, radius: 1_000, q: q))
+            #expect(reply.hits.count == expected, "q \(q)")
+        }
+        #expect(try geo.client.call(GeoAPI.search, SearchRequest(lat: 52.09, lon: 5.12, radius: 1_000, q: "burger")).hits.count == 1)
+    }
+}
