@@ -233,7 +233,7 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "ZeroMQ", "Wire", "Contracts", "ServiceClient", "ServiceKit", "ServiceKitTesting", "Auth", "Catalogue",
+                "ZeroMQ", "Wire", "Contracts", "ServiceClient", "ServiceKit", "ServiceKitTesting", "Auth", "Catalogue", "Geo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

@@ -21,7 +21,7 @@ struct All: ParsableCommand {
     @Option(help: "The directory gen_dataset.py wrote (posts.tsv, queries.tsv); without it the dataset figures are skipped.")
     var dataset: String?
 
-    @Option(help: "Which benchmarks to run: foundation, catalogue (all by default).")
+    @Option(help: "Which benchmarks to run: foundation, catalogue, geo (all by default).")
     var only: [String] = []
 
     func run() throws {
@@ -33,6 +33,11 @@ struct All: ParsableCommand {
             ("catalogue", {
                 try CatalogueBenchmark(seconds: seconds, directory: directory.appendingPathComponent("catalogue"),
                                        dataset: dataset.map { URL(fileURLWithPath: $0) }).run()
+            }),
+            ("geo", {
+                guard let dataset else { return "## Geo\n\nSkipped: needs `--dataset` (make bench makes it)." }
+                return try GeoBenchmark(seconds: seconds, directory: directory.appendingPathComponent("geo"),
+                                        dataset: URL(fileURLWithPath: dataset)).run()
             }),
         ]
         for (name, suite) in suites where only.isEmpty || only.contains(name) {

@@ -80,63 +80,23 @@ struct CatalogueBenchmark {
     }
 
     private func importDataset(_ dataset: URL, token: String, endpoint: String, stack: BenchStack) throws -> String {
-        let lines = try String(contentsOf: dataset.appendingPathComponent("posts.tsv"), encoding: .utf8).split(separator: "\n")
-        var batches: [Data] = []
-        var batch: [JSONValue] = []
-        for line in lines {
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 5, let lat = Double(fields[2]), let lon = Double(fields[3]) else { continue }
-            batch.append(.object(JSONObject([("ref", .string(String(fields[0]))), ("kind", .string(String(fields[1]))),
-                                             ("title", .string(String(fields[4]))),
-                                             ("lat", .number(.double(lat))), ("lon", .number(.double(lon)))])))
-            if batch.count == 1000 {
-                batches.append(RequestEnvelope.encode(id: "import-\(batches.count)", op: CatalogueAPI.importPosts.name, token: token,
-                                                      body: .object(JSONObject([("posts", .array(batch))]))))
-                batch.removeAll(keepingCapacity: true)
-            }
-        }
-        if !batch.isEmpty {
-            batches.append(RequestEnvelope.encode(id: "import-\(batches.count)", op: CatalogueAPI.importPosts.name, token: token,
-                                                  body: .object(JSONObject([("posts", .array(batch))]))))
-        }
-        let total = lines.count
-        let frames = batches
-        // Two importers keep the service busy: one batch is parsed while another commits.
-        let next = Atomic<Int>(0)
-        let failures = Mutex<[String]>([])
-        let start = Date()
-        let importers = (0..<2).map { index in
-            ServiceThread(name: "import-\(index)") {
-                let client = ServiceClient(service: "catalogue", endpoint: endpoint, timeout: 120, tries: 1)
-                defer { client.close() }
-                while true {
-                    let number = next.add(1, ordering: .relaxed).oldValue
-                    guard number < frames.count else { return }
-                    guard let reply = try? client.exchange([frames[number]]),
-                          case .success = ReplyEnvelope.decode(reply[0]).result else {
-                        failures.withLock { $0.append("batch \(number)") }
-                        continue
-                    }
-                }
-            }
-        }
-        importers.forEach { $0.join() }
-        let elapsed = Date().timeIntervalSince(start)
+        let posts = try DatasetPost.load(dataset)
+        let result = try DatasetImport.run(posts, token: token, endpoint: endpoint)
         let client = ServiceClient(service: "catalogue", endpoint: endpoint, timeout: 60, tries: 1)
         defer { client.close() }
         let stored = try client.call(CatalogueAPI.list, ListPostsRequest(kind: nil, limit: 1)).total
         let databaseBytes = (try? FileManager.default.attributesOfItem(atPath: stack.directory.appendingPathComponent("catalogue.sqlite").path)[.size] as? Int) ?? 0
-        let failed = failures.withLock { $0 }
+        let elapsed = result.seconds
         return """
-        **Import.** The \(total) posts of `../shared/bench/gen_dataset.py` (kind, title, point, its id as `ref`)
-        through `catalogue.posts.import` in \(frames.count) batches of 1,000, two importers, each batch one
+        **Import.** The \(posts.count) posts of `../shared/bench/gen_dataset.py` (kind, title, point, its id as `ref`)
+        through `catalogue.posts.import` in \(result.batches) batches of 1,000, two importers, each batch one
         transaction. Catalogue alone (nothing follows its feed).
 
         | posts | batches | seconds | posts/s | stored after | failed batches | catalogue.sqlite |
         |---|---|---|---|---|---|---|
-        | \(total) | \(frames.count) | \(format(elapsed, 1)) | \(format(Double(total) / elapsed)) | \(stored) | \(failed.count) | \(format(Double(databaseBytes) / 1_048_576)) MiB |
+        | \(posts.count) | \(result.batches) | \(format(elapsed, 1)) | \(format(Double(posts.count) / elapsed)) | \(stored) | \(result.failures) | \(format(Double(databaseBytes) / 1_048_576)) MiB |
 
-        Target ≤ 30 s: \(elapsed <= 30 && failed.isEmpty ? "met" : "not met").
+        Target ≤ 30 s: \(elapsed <= 30 && result.failures == 0 ? "met" : "not met").
         """
     }
 }
@@ -145,7 +105,9 @@ struct CatalogueBenchmark {
 final class BenchStack {
     let directory: URL
     private var processes: [ChildProcess] = []
+    private var services: [String: ChildProcess] = [:]
     private var endpoints: [String: String] = [:]
+    private var environment: [String: String] = [:]
 
     init(directory: URL, services: [String], environment extra: [String: String] = [:]) throws {
         self.directory = directory
@@ -157,14 +119,39 @@ final class BenchStack {
             environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
         }
         environment.merge(extra) { $1 }
-        for service in services {
-            let process = try ChildProcess("\(service)-service", arguments: [], environment: environment,
-                                           log: directory.appendingPathComponent("\(service).log"))
-            processes.append(process)
-            guard waitUntilHealthy(service: service, endpoint: endpoints[service]!) else {
-                throw ServiceError(code: .unavailable, message: "\(service) did not start: \(process.logText)")
-            }
+        self.environment = environment
+        for service in services { try start(service) }
+    }
+
+    /// Starts a service's executable and waits until it answers `health`.
+    private func start(_ service: String, timeout: TimeInterval = 20) throws {
+        let process = try ChildProcess("\(service)-service", arguments: [], environment: environment,
+                                       log: directory.appendingPathComponent("\(service).log"))
+        processes.append(process)
+        services[service] = process
+        guard waitUntilHealthy(service: service, endpoint: endpoints[service]!, timeout: timeout) else {
+            throw ServiceError(code: .unavailable, message: "\(service) did not start: \(process.logText)")
         }
+    }
+
+    /// Stops a service and starts it again; returns the seconds from the start of
+    /// its process until it answered `health`.
+    func restart(_ service: String) throws -> TimeInterval {
+        services[service]?.terminate()
+        processes.removeAll { $0 === services[service] }
+        let started = Date()
+        try start(service, timeout: 120)
+        return Date().timeIntervalSince(started)
+    }
+
+    /// A running service's resident memory, from /proc.
+    func residentBytes(_ service: String) -> Int? {
+        guard let pid = services[service]?.process.processIdentifier,
+              let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { return nil }
+        return kilobytes * 1024
     }
 
     func endpoint(_ service: String) -> String { endpoints[service]! }

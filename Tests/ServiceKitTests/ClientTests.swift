@@ -80,6 +80,27 @@ struct TokenVerifierTests {
         #expect(fetches.load(ordering: .relaxed) == 1)
     }
 
+    @Test("requests that arrive during the first fetch wait for its keys instead of being refused")
+    func concurrentFirstFetch() throws {
+        let key = Curve25519Key()
+        let fetches = Atomic<Int>(0)
+        let verifier = try TokenVerifier(source: .fetched {
+            fetches.add(1, ordering: .relaxed)
+            Thread.sleep(forTimeInterval: 0.2)
+            return [key.jwk]
+        })
+        let token = try key.token(userID: "u1", expires: Date().addingTimeInterval(600))
+        let admitted = Atomic<Int>(0)
+        let threads = (0..<6).map { _ in
+            ServiceThread(name: "verify") {
+                if (try? verifier.verify(token)) != nil { admitted.add(1, ordering: .relaxed) }
+            }
+        }
+        threads.forEach { $0.join() }
+        #expect(admitted.load(ordering: .relaxed) == 6)
+        #expect(fetches.load(ordering: .relaxed) == 1)
+    }
+
     @Test("an expired token is refused, also from the cache")
     func expiry() throws {
         let key = Curve25519Key()

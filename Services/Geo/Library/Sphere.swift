@@ -31,12 +31,12 @@ struct UnitVector: Sendable, Equatable {
 }
 
 /// Great-circle distances on the protocol's sphere.
-enum Sphere {
-    static let radius = GeoRules.earthRadius
+public enum Sphere {
+    public static let radius = GeoRules.earthRadius
 
     /// The haversine distance in metres. Every distance geo reports, sorts by or
     /// compares with a radius comes from here, so equal inputs give equal answers.
-    static func distance(lat1: Double, lon1: Double, lat2: Double, lon2: Double) -> Double {
+    public static func distance(lat1: Double, lon1: Double, lat2: Double, lon2: Double) -> Double {
         let phi1 = lat1 * .pi / 180, phi2 = lat2 * .pi / 180
         let dPhi = phi2 - phi1, dLambda = (lon2 - lon1) * .pi / 180
         let sinPhi = sin(dPhi / 2), sinLambda = sin(dLambda / 2)

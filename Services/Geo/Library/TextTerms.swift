@@ -5,15 +5,15 @@ import Foundation
 ///
 /// Query strings go through the same function, so query syntax does not exist:
 /// `"burger" OR NEAR(` is the three words `burger`, `or` and `near`.
-enum TextTerms {
+public enum TextTerms {
     /// The words of `text`, in order, repeats included.
-    static func words(_ text: String) -> [String] {
+    public static func words(_ text: String) -> [String] {
         var words: [String] = []
         forEachWord(in: text) { words.append($0) }
         return words
     }
 
-    static func forEachWord(in text: String, _ body: (String) -> Void) {
+    public static func forEachWord(in text: String, _ body: (String) -> Void) {
         let folded = fold(text)
         var current: [UInt8] = []
         func flush() {
@@ -44,7 +44,7 @@ enum TextTerms {
     }
 
     /// Lower-cased with accents removed; ASCII, the common case, without Foundation.
-    static func fold(_ text: String) -> String {
+    public static func fold(_ text: String) -> String {
         if text.utf8.allSatisfy({ $0 < 0x80 }) {
             guard text.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return text }
             return String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)

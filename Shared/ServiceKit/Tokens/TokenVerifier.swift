@@ -27,6 +27,7 @@ public final class TokenVerifier: Sendable {
 
     private let source: KeySource
     private let keys = Mutex<[String: Curve25519.Signing.PublicKey]>([:])
+    /// When keys were last fetched; locked for the length of a fetch.
     private let lastFetch = Mutex<Date?>(nil)
     private let verified = Mutex<[Data: Caller]>([:])
 
@@ -96,14 +97,16 @@ public final class TokenVerifier: Sendable {
         if let key = keys.withLock({ $0[kid] }) { return key }
         guard case .fetched(let fetch) = source else { return nil }
         guard mayFetch else { throw KeysNotLoaded() }
-        let mayFetch = lastFetch.withLock { last in
-            if let last, Date().timeIntervalSince(last) < Self.refetchInterval { return false }
+        // One fetch at a time, held while it runs: a request that arrives during
+        // another's fetch waits for its keys instead of being refused for a kid the
+        // fetch is about to bring.
+        return try lastFetch.withLock { last throws -> Curve25519.Signing.PublicKey? in
+            if let key = keys.withLock({ $0[kid] }) { return key }
+            if let last, Date().timeIntervalSince(last) < Self.refetchInterval { return nil }
             last = Date()
-            return true
+            try install(try fetch())
+            return keys.withLock { $0[kid] }
         }
-        guard mayFetch else { return nil }
-        try install(try fetch())
-        return keys.withLock { $0[kid] }
     }
 
     private func install(_ jwks: [PublicKeyJWK]) throws {

@@ -1,0 +1,328 @@
+import Contracts
+import Foundation
+import Geo
+import ServiceClient
+import ServiceKit
+import Synchronization
+import Wire
+
+/// The geo issue's figures: the dataset's queries against Redis and PostGIS in one
+/// run, exactness against brute force, start-up, freshness and catch-up.
+struct GeoBenchmark {
+    var seconds: Double
+    var directory: URL
+    var dataset: URL
+
+    func run() throws -> String {
+        let posts = try DatasetPost.load(dataset)
+        let queries = try DatasetQuery.load(dataset)
+        let stack = try BenchStack(directory: directory, services: ["auth", "catalogue", "geo"])
+        defer { stack.stop() }
+        let auth = ServiceClient(service: "auth", endpoint: stack.endpoint("auth"), timeout: 60, tries: 1)
+        defer { auth.close() }
+        let token = try auth.call(AuthAPI.register, RegisterRequest(email: "geo-bench@example.org", password: "bench password")).accessToken
+        let geoEndpoint = stack.endpoint("geo")
+
+        // 1. The dataset through catalogue, with geo following: until all is searchable.
+        print("geo: importing \(posts.count) posts through catalogue")
+        let searchable = Mutex<Double?>(nil)
+        let importStart = Date()
+        let expected = posts.count
+        let watcher = ServiceThread(name: "watch-geo") {
+            let client = ServiceClient(service: "geo", endpoint: geoEndpoint, timeout: 30, tries: 1)
+            defer { client.close() }
+            while Date().timeIntervalSince(importStart) < 600 {
+                if let stats = try? client.call(GeoAPI.stats, Empty()), stats.posts >= expected, stats.lag.values.allSatisfy({ $0 == 0 }) {
+                    searchable.withLock { $0 = Date().timeIntervalSince(importStart) }
+                    return
+                }
+                Thread.sleep(forTimeInterval: 0.25)
+            }
+        }
+        let imported = try DatasetImport.run(posts, token: token, endpoint: stack.endpoint("catalogue"))
+        watcher.join()
+        let catchUp = searchable.withLock { $0 }
+        guard imported.failures == 0, imported.ids.count == posts.count else {
+            throw PeerError("the import failed: \(imported.failures) batches")
+        }
+
+        // 2. Start-up on a file of a million posts.
+        print("geo: restarting")
+        let startup = try stack.restart("geo")
+        let resident = stack.residentBytes("geo") ?? 0
+        let geo = ServiceClient(service: "geo", endpoint: geoEndpoint, timeout: 60, tries: 1)
+        defer { geo.close() }
+        let stats = try geo.call(GeoAPI.stats, Empty())
+
+        // 3. Every query's answer against brute force.
+        print("geo: checking \(queries.count) answers against brute force")
+        let exactness = try checkAgainstBruteForce(posts: posts, ids: imported.ids, queries: queries, client: geo)
+
+        // 4. Freshness: a post created in catalogue, until geo.search returns it.
+        print("geo: freshness")
+        let freshness = try measureFreshness(token: token, catalogue: stack.endpoint("catalogue"), geo: geo, count: 1_000)
+
+        // 5. Throughput, side by side: geo.search with the terms, Redis without, PostGIS with.
+        print("geo: loading the peers")
+        let redis = try RedisPeer(directory: directory)
+        defer { redis.stop() }
+        let redisLoaded = try loadRedis(redis, posts: posts)
+        let postgis = try PostGISPeer(directory: directory.appendingPathComponent("postgres"))
+        defer { postgis.stop() }
+        try loadPostGIS(postgis, posts: posts)
+
+        let geoFrames = queries.map { query -> Data in
+            var body: [(String, JSONValue)] = [("lat", .number(.double(query.lat))), ("lon", .number(.double(query.lon))),
+                                               ("radius", .number(.double(query.radius))), ("limit", .number(.integer(20)))]
+            if !query.term.isEmpty { body.append(("q", .string(query.term))) }
+            return RequestEnvelope.encode(id: "q", op: GeoAPI.search.name, token: nil, body: .object(JSONObject(body)))
+        }
+        let okPrefix = Data(#""ok":true"#.utf8)
+        let count = queries.count
+        var rows = ""
+        var geoRates: [Double] = [], redisRates: [Double] = []
+        var geoLatencies: [Double] = []
+        print("geo: measuring")
+        for round in 0..<2 {
+            let geoResult = LoadGenerator.run(endpoint: geoEndpoint, clients: 4, seconds: seconds,
+                                              request: { client, sequence in [geoFrames[(client * count / 4 + sequence) % count]] },
+                                              check: { $0.range(of: okPrefix) != nil })
+            let redisPort = redis.port
+            let redisResult = ClosedLoop.run(clients: 4, seconds: seconds) { client in
+                guard let connection = try? RedisConnection(port: redisPort) else { return nil }
+                return { sequence in
+                    let query = queries[(client * count / 4 + sequence) % count]
+                    guard case .array = try? connection.send(["GEOSEARCH", "posts", "FROMLONLAT", "\(query.lon)", "\(query.lat)",
+                                                              "BYRADIUS", "\(query.radius)", "m", "ASC", "COUNT", "20"])
+                    else { return false }
+                    return true
+                }
+            }
+            geoRates.append(geoResult.rate)
+            redisRates.append(redisResult.rate)
+            geoLatencies += geoResult.latencies
+            rows += "| \(round + 1) | geo.search (with terms) | \(format(geoResult.rate)) | \(format(geoResult.percentile(0.5), 2)) | \(format(geoResult.percentile(0.99), 2)) | \(geoResult.errors) |\n"
+            rows += "| \(round + 1) | Redis GEOSEARCH (no terms) | \(format(redisResult.rate)) | \(format(redisResult.percentile(0.5), 2)) | \(format(redisResult.percentile(0.99), 2)) | \(redisResult.errors) |\n"
+        }
+        let postgisPort = postgis.port
+        let postgisResult = ClosedLoop.run(clients: 4, seconds: seconds) { client in
+            guard let connection = try? PostgresConnection(port: postgisPort, user: "postgres", database: "postgres") else { return nil }
+            return { sequence in
+                let query = queries[(client * count / 4 + sequence) % count]
+                let point = "ST_SetSRID(ST_MakePoint(\(query.lon), \(query.lat)), 4326)::geography"
+                let term = query.term.isEmpty ? "" : " AND tsv @@ to_tsquery('simple', '\(query.term):*')"
+                let sql = "SELECT ref FROM post WHERE ST_DWithin(geog, \(point), \(query.radius), false)\(term) ORDER BY geog <-> \(point) LIMIT 20"
+                return (try? connection.query(sql)) != nil
+            }
+        }
+        rows += "| 3 | PostGIS ST_DWithin + GIN (with terms) | \(format(postgisResult.rate)) | \(format(postgisResult.percentile(0.5), 2)) | \(format(postgisResult.percentile(0.99), 2)) | \(postgisResult.errors) |\n"
+
+        let geoRate = geoRates.reduce(0, +) / Double(geoRates.count)
+        let redisRate = redisRates.reduce(0, +) / Double(redisRates.count)
+        let sortedLatencies = geoLatencies.sorted()
+        let geoP99 = sortedLatencies.isEmpty ? .nan : sortedLatencies[min(sortedLatencies.count - 1, Int(Double(sortedLatencies.count) * 0.99))]
+        let redisRatio = geoRate / redisRate, postgisRatio = geoRate / postgisResult.rate
+        func verdict(_ met: Bool) -> String { met ? "met" : "not met" }
+
+        return """
+        ## Geo: search against Redis and PostGIS
+
+        Measured \(Timestamp.format(Date())) with `make bench`, release build, on \(Machine.description).
+        `auth-service`, `catalogue-service` and `geo-service` run as separate processes; the peers are
+        Debian's Redis (\(redis.version)) and PostgreSQL 15 with PostGIS 3, started by the bench on loopback
+        (PostgreSQL with `fsync=off`, `shared_buffers=256MB`) and stopped at the end.
+
+        **Data.** The \(posts.count) posts and \(queries.count) queries of `../shared/bench/gen_dataset.py`.
+        Geo got the posts through `catalogue.posts.import` and its feed; Redis got them with `GEOADD`
+        (\(redisLoaded) points: Redis refuses latitudes beyond ±85.05°); PostGIS got them with `COPY`,
+        a `geography(Point)` column with a GiST index and a `tsvector` of the title with a GIN index.
+
+        **Throughput.** 4 concurrent clients, closed loop, \(format(seconds)) s per run, cycling through the
+        \(queries.count) queries (half carry a term), top 20 by distance. Geo: `geo.search` with the term
+        (`q`); Redis: `GEOSEARCH … FROMLONLAT … BYRADIUS r m ASC COUNT 20`, no term; PostGIS:
+        `ST_DWithin(geog, point, r, false)` and `tsv @@ to_tsquery('simple', 'term:*')`, `ORDER BY geog <-> point LIMIT 20`.
+        Each peer is spoken to in its own wire protocol from the same kind of client thread.
+
+        | round | peer | queries/s | p50 ms | p99 ms | errors |
+        |---|---|---|---|---|---|
+        \(rows)
+        | target | result |
+        |---|---|
+        | geo.search ≥ 1.5 × Redis | \(format(redisRatio, 2)) × (\(format(geoRate)) vs \(format(redisRate)) q/s): \(verdict(redisRatio >= 1.5)) |
+        | geo.search ≥ 20 × PostGIS | \(format(postgisRatio, 1)) × (\(format(geoRate)) vs \(format(postgisResult.rate)) q/s): \(verdict(postgisRatio >= 20)) |
+        | geo.search p99 ≤ 2 ms | \(format(geoP99, 2)) ms: \(verdict(geoP99 <= 2)) |
+        | answers equal brute force (100 %) | \(exactness.equal) of \(queries.count)\(exactness.firstDifference.map { " (first difference: \($0))" } ?? ""): \(verdict(exactness.equal == queries.count)) |
+        | start-up with \(stats.posts) posts ≤ 5 s | \(format(startup, 2)) s from process start to answering: \(verdict(startup <= 5)) |
+        | RSS after start-up ≤ 400 MB | \(format(Double(resident) / 1_000_000)) MB (the index's own estimate: \(format(Double(stats.memoryBytes) / 1_000_000)) MB): \(verdict(resident <= 400_000_000)) |
+        | a new post found by geo.search, p99 of \(freshness.count) ≤ 250 ms | \(format(freshness.p99, 1)) ms (p50 \(format(freshness.p50, 1)) ms): \(verdict(freshness.p99 <= 250)) |
+        | \(posts.count) posts imported and all searchable ≤ 60 s | \(catchUp.map { format($0, 1) + " s" } ?? "not within 600 s") (catalogue's import alone took \(format(imported.seconds, 1)) s): \(verdict((catchUp ?? .infinity) <= 60)) |
+        """
+    }
+
+    // MARK: Exactness
+
+    struct Exactness {
+        var equal: Int
+        var firstDifference: String?
+    }
+
+    /// Brute force: the haversine distance of every post in the query's band of
+    /// latitudes (all that can be within the radius), the term as the protocol says,
+    /// ties by id.
+    private func checkAgainstBruteForce(posts: [DatasetPost], ids: [String], queries: [DatasetQuery], client: ServiceClient) throws -> Exactness {
+        let byLatitude = posts.indices.sorted { posts[$0].lat < posts[$1].lat }
+        let latitudes = byLatitude.map { posts[$0].lat }
+        let words = posts.map { TextTerms.words($0.title) }
+        var equal = 0
+        var firstDifference: String?
+        for (number, query) in queries.enumerated() {
+            let band = query.radius / Sphere.radius * 180 / .pi + 1e-6
+            var low = 0, high = latitudes.count
+            while low < high {
+                let middle = (low + high) / 2
+                if latitudes[middle] < query.lat - band { low = middle + 1 } else { high = middle }
+            }
+            let term = TextTerms.fold(query.term)
+            var found: [(distance: Double, id: String)] = []
+            var index = low
+            while index < latitudes.count, latitudes[index] <= query.lat + band {
+                let post = byLatitude[index]
+                index += 1
+                let distance = Sphere.distance(lat1: query.lat, lon1: query.lon, lat2: posts[post].lat, lon2: posts[post].lon)
+                guard distance <= query.radius else { continue }
+                if !term.isEmpty, !words[post].contains(where: { $0.hasPrefix(term) }) { continue }
+                found.append((distance, ids[post]))
+            }
+            found.sort { $0.distance != $1.distance ? $0.distance < $1.distance : $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+            let expected = found.prefix(20).map(\.id)
+            let answer = try client.call(GeoAPI.search, SearchRequest(lat: query.lat, lon: query.lon, radius: query.radius,
+                                                                      q: query.term.isEmpty ? nil : query.term, limit: 20)).hits.map(\.id)
+            if answer == expected {
+                equal += 1
+            } else if firstDifference == nil {
+                firstDifference = "query \(number + 1): \(answer.count) hits, \(expected.count) expected"
+            }
+        }
+        return Exactness(equal: equal, firstDifference: firstDifference)
+    }
+
+    // MARK: Freshness
+
+    struct Freshness {
+        var count: Int
+        var p50: Double
+        var p99: Double
+    }
+
+    private func measureFreshness(token: String, catalogue: String, geo: ServiceClient, count: Int) throws -> Freshness {
+        let client = ServiceClient(service: "catalogue", endpoint: catalogue, timeout: 30, tries: 1)
+        defer { client.close() }
+        var delays: [Double] = []
+        for n in 0..<count {
+            let lat = Double(n % 160) - 80 + 0.123, lon = Double(n * 7 % 360) - 180 + 0.456
+            let word = "fresh\(n)x\(Int.random(in: 0..<1_000_000))"
+            let started = Date()
+            _ = try client.call(CatalogueAPI.create, CreatePostRequest(PostDraft(kind: "tip", title: word, lat: lat, lon: lon)), token: token)
+            while true {
+                let hits = try geo.call(GeoAPI.search, SearchRequest(lat: lat, lon: lon, radius: 100, q: word)).hits
+                if !hits.isEmpty { break }
+                guard Date().timeIntervalSince(started) < 10 else { break }
+                Thread.sleep(forTimeInterval: 0.001)
+            }
+            delays.append(Date().timeIntervalSince(started) * 1000)
+        }
+        delays.sort()
+        return Freshness(count: count, p50: delays[count / 2], p99: delays[min(count - 1, Int(Double(count) * 0.99))])
+    }
+
+    // MARK: Loading the peers
+
+    private func loadRedis(_ redis: RedisPeer, posts: [DatasetPost]) throws -> Int {
+        let connection = try RedisConnection(port: redis.port)
+        var loaded = 0
+        var commands: [[String]] = []
+        var command = ["GEOADD", "posts"]
+        for post in posts where abs(post.lat) <= 85.05112878 {
+            command += ["\(post.lon)", "\(post.lat)", post.ref]
+            loaded += 1
+            if command.count >= 2 + 3 * 500 {
+                commands.append(command)
+                command = ["GEOADD", "posts"]
+            }
+            if commands.count == 20 {
+                for reply in try connection.pipeline(commands) {
+                    if case .error(let message) = reply { throw PeerError("GEOADD: \(message)") }
+                }
+                commands.removeAll()
+            }
+        }
+        if command.count > 2 { commands.append(command) }
+        for reply in try connection.pipeline(commands) {
+            if case .error(let message) = reply { throw PeerError("GEOADD: \(message)") }
+        }
+        return loaded
+    }
+
+    private func loadPostGIS(_ postgis: PostGISPeer, posts: [DatasetPost]) throws {
+        let file = postgis.readableFile("posts.tsv")
+        var text = ""
+        text.reserveCapacity(posts.count * 60)
+        for post in posts {
+            let title = post.title.replacingOccurrences(of: "\\", with: "\\\\")
+            text += "\(post.ref)\t\(post.lon)\t\(post.lat)\t\(title)\n"
+        }
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        try postgis.grantRead(file)
+        let connection = try postgis.connect()
+        for sql in [
+            "CREATE EXTENSION IF NOT EXISTS postgis",
+            "CREATE TABLE raw (ref text, lon float8, lat float8, title text)",
+            "COPY raw FROM '\(file.path)'",
+            "CREATE TABLE post AS SELECT ref, ST_SetSRID(ST_MakePoint(lon, lat), 4326)::geography AS geog, to_tsvector('simple', title) AS tsv FROM raw",
+            "CREATE INDEX post_geog ON post USING gist (geog)",
+            "CREATE INDEX post_tsv ON post USING gin (tsv)",
+            "DROP TABLE raw",
+            "VACUUM ANALYZE post",
+        ] {
+            _ = try connection.query(sql)
+        }
+    }
+}
+
+/// Closed-loop load through any client: each thread makes its connection, then
+/// runs its n-th request until the time is up.
+enum ClosedLoop {
+    static func run(clients: Int, seconds: Double, warmup: Double = 1,
+                    makeClient: @escaping @Sendable (Int) -> ((Int) -> Bool)?) -> LoadResult {
+        let totals = Mutex<LoadResult>(LoadResult(requests: 0, errors: 0, seconds: seconds, latencies: []))
+        let start = Date().addingTimeInterval(warmup)
+        let end = start.addingTimeInterval(seconds)
+        let threads = (0..<clients).map { index in
+            ServiceThread(name: "peer-\(index)") {
+                guard let send = makeClient(index) else {
+                    totals.withLock { $0.errors += 1 }
+                    return
+                }
+                var count = 0, errors = 0, sequence = 0
+                var latencies: [Double] = []
+                while true {
+                    let sent = Date()
+                    if sent >= end { break }
+                    let ok = send(sequence)
+                    sequence += 1
+                    if sent >= start {
+                        if ok { count += 1 } else { errors += 1 }
+                        latencies.append(Date().timeIntervalSince(sent) * 1000)
+                    }
+                }
+                totals.withLock { totals in
+                    totals.requests += count
+                    totals.errors += errors
+                    totals.latencies += latencies
+                }
+            }
+        }
+        threads.forEach { $0.join() }
+        return totals.withLock { $0 }
+    }
+}
