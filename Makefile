@@ -8,11 +8,22 @@ SYSTEM_PACKAGES := libzmq3-dev libsqlite3-dev pkg-config
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RELEASE_BIN := .build/release
 
-.PHONY: deps build release test run bench clean
+.PHONY: deps bench-peers build release test run bench clean
 
 ## deps: apt-install the C libraries the build links against, when missing
 deps:
 	@missing=""; for p in $(SYSTEM_PACKAGES); do \
+		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+## bench-peers: the peers the benchmarks compare against (Redis, PostgreSQL with PostGIS), when missing
+PEER_PACKAGES := redis-server postgresql-15-postgis-3
+bench-peers:
+	@missing=""; for p in $(PEER_PACKAGES); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -33,12 +44,13 @@ test: deps
 	swift build --build-tests
 	swift test --skip-build
 
-## run: start the services built so far (auth, catalogue) in the foreground; Ctrl-C stops them
+## run: start the services built so far (auth, catalogue, geo) in the foreground; Ctrl-C stops them
 run: release
-	@echo "auth on $${HEREABOUTS_AUTH_ENDPOINT:-tcp://127.0.0.1:7101}, catalogue on $${HEREABOUTS_CATALOGUE_ENDPOINT:-tcp://127.0.0.1:7102}; data in $${HEREABOUTS_DATA_DIR:-$$HOME/.local/share/hereabouts}"
+	@echo "auth on $${HEREABOUTS_AUTH_ENDPOINT:-tcp://127.0.0.1:7101}, catalogue on $${HEREABOUTS_CATALOGUE_ENDPOINT:-tcp://127.0.0.1:7102}, geo on $${HEREABOUTS_GEO_ENDPOINT:-tcp://127.0.0.1:7103}; data in $${HEREABOUTS_DATA_DIR:-$$HOME/.local/share/hereabouts}"
 	@trap 'kill $$(jobs -p) 2>/dev/null' INT TERM; \
 		$(RELEASE_BIN)/auth-service & \
 		$(RELEASE_BIN)/catalogue-service & \
+		$(RELEASE_BIN)/geo-service & \
 		wait
 
 ## bench-data: the benchmark dataset of ../shared/bench/gen_dataset.py (1M posts, 10k queries)
@@ -48,7 +60,7 @@ $(BENCH_DATA)/posts.tsv:
 	python3 ../shared/bench/gen_dataset.py $(BENCH_DATA)
 
 ## bench: measure against the peers named in the issues; writes Docs/BENCHMARKS.md
-bench: release $(BENCH_DATA)/posts.tsv
+bench: release bench-peers $(BENCH_DATA)/posts.tsv
 	$(RELEASE_BIN)/hereabouts-bench all --dataset $(BENCH_DATA) --output Docs/BENCHMARKS.md
 
 clean:

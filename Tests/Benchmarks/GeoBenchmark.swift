@@ -79,8 +79,12 @@ struct GeoBenchmark {
         }
         let okPrefix = Data(#""ok":true"#.utf8)
         let count = queries.count
+        // The transport's ceiling: a raw ZeroMQ echo answering with a reply of a
+        // typical search's size, from the same client.
+        let sampleReply = try geo.exchange([geoFrames[0]])?.first ?? Data()
+        let echo = try stack.echo(replyBytes: sampleReply.count)
         var rows = ""
-        var geoRates: [Double] = [], redisRates: [Double] = []
+        var geoRates: [Double] = [], redisRates: [Double] = [], echoRates: [Double] = []
         var geoLatencies: [Double] = []
         print("geo: measuring")
         for round in 0..<2 {
@@ -98,6 +102,11 @@ struct GeoBenchmark {
                     return true
                 }
             }
+            let echoResult = LoadGenerator.run(endpoint: echo, clients: 4, seconds: seconds,
+                                               request: { client, sequence in [geoFrames[(client * count / 4 + sequence) % count]] },
+                                               check: { $0.count == sampleReply.count })
+            echoRates.append(echoResult.rate)
+            rows += "| \(round + 1) | raw ZeroMQ echo (\(sampleReply.count)-byte replies, no work) | \(format(echoResult.rate)) | \(format(echoResult.percentile(0.5), 2)) | \(format(echoResult.percentile(0.99), 2)) | \(echoResult.errors) |\n"
             geoRates.append(geoResult.rate)
             redisRates.append(redisResult.rate)
             geoLatencies += geoResult.latencies
@@ -148,6 +157,7 @@ struct GeoBenchmark {
         \(rows)
         | target | result |
         |---|---|
+        | (transport ceiling) | geo.search reaches \(format(geoRate / (echoRates.reduce(0, +) / Double(echoRates.count)) * 100)) % of the raw ZeroMQ echo |
         | geo.search ≥ 1.5 × Redis | \(format(redisRatio, 2)) × (\(format(geoRate)) vs \(format(redisRate)) q/s): \(verdict(redisRatio >= 1.5)) |
         | geo.search ≥ 20 × PostGIS | \(format(postgisRatio, 1)) × (\(format(geoRate)) vs \(format(postgisResult.rate)) q/s): \(verdict(postgisRatio >= 20)) |
         | geo.search p99 ≤ 2 ms | \(format(geoP99, 2)) ms: \(verdict(geoP99 <= 2)) |
