@@ -107,9 +107,19 @@ final class GeoFixture {
         return hits
     }
 
-    func failure<Request, Response>(_ op: Op<Request, Response>, _ body: Request) -> ServiceError? {
+    /// Waits until geo has applied everything in auth's feed.
+    func catchUpWithAuth() throws {
+        let last = try authClient.call(AuthAPI.changes, ChangesRequest(after: 0, limit: 1000)).lastSeq
+        for _ in 0..<500 {
+            if try geo.userFollower.cursor() >= last { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw ServiceError(code: .unavailable, message: "geo did not catch up with auth")
+    }
+
+    func failure<Request, Response>(_ op: Op<Request, Response>, _ body: Request, token: String? = nil) -> ServiceError? {
         do {
-            _ = try client.call(op, body)
+            _ = try client.call(op, body, token: token)
             return nil
         } catch {
             return error as? ServiceError ?? ServiceError(code: .internal, message: "\(error)")

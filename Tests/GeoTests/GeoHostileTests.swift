@@ -43,6 +43,7 @@ struct GeoHostileTests {
             ("a box upside down", "within", #"{"minLat":10,"minLon":0,"maxLat":5,"maxLon":1}"#, "invalid_argument maxLat"),
             ("a box past the pole", "within", #"{"minLat":10,"minLon":0,"maxLat":95,"maxLon":1}"#, "invalid_argument maxLat"),
             ("within limit 1001", "within", #"{"minLat":0,"minLon":0,"maxLat":1,"maxLon":1,"limit":1001}"#, "invalid_argument limit"),
+            ("users near without a token", "users.near", "{\(at),\"radius\":100}", "unauthenticated"),
             ("a body that is a list", "search", "[1]", "bad_request"),
             ("an unknown op", "teleport", "{}", "unknown_op"),
         ]

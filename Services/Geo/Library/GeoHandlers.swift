@@ -6,6 +6,7 @@ import Wire
 /// Geo's handlers: each checks its request and asks the index; no SQL, no IO.
 struct GeoHandlers: Sendable {
     let index: PostIndex
+    let users: UserIndex
     let stats: @Sendable () throws -> GeoStats
 
     func register(into router: inout Router) {
@@ -13,6 +14,7 @@ struct GeoHandlers: Sendable {
         router.readRaw(GeoAPI.search, lane: .front, search)
         router.readRaw(GeoAPI.nearest, lane: .front, nearest)
         router.readRaw(GeoAPI.within, lane: .front, within)
+        router.read(GeoAPI.usersNear, lane: .front, usersNear)
         router.read(GeoAPI.stats) { _, _ in try stats() }
     }
 
@@ -49,6 +51,12 @@ struct GeoHandlers: Sendable {
         var writer = Self.hitsReply(page)
         writer.appendASCII("}")
         return RawJSON(writer.bytes)
+    }
+
+    func usersNear(_ request: UsersNearRequest, _ context: RequestContext) throws -> UsersNearReply {
+        let caller = try context.requireCaller().userID
+        return UsersNearReply(users: users.near(lat: request.lat ?? 0, lon: request.lon ?? 0, radius: request.radius,
+                                                attributes: request.attributes, excluding: caller, limit: request.limit ?? 20))
     }
 
     private static func query(_ q: String?, _ kinds: [String]?, _ tags: [String]?, openNow: Bool, at: Date?) -> PostQuery {

@@ -28,5 +28,18 @@ enum GeoSchema {
                 );
                 """)
         }
+        migrator.registerMigration("geo-2") { db in
+            try db.execute(sql: """
+                -- The saved homes of users who let others find them, from auth.changes.
+                CREATE TABLE user_home (
+                    user_id TEXT PRIMARY KEY NOT NULL,
+                    lat REAL NOT NULL,
+                    lon REAL NOT NULL,
+                    attributes TEXT NOT NULL
+                );
+                -- Users auth reported deleted: their tokens are refused.
+                CREATE TABLE deleted_user (user_id TEXT PRIMARY KEY NOT NULL);
+                """)
+        }
     }
 }

@@ -5,13 +5,16 @@ import Logging
 import ServiceKit
 import Wire
 
-/// The geo service: follows `catalogue.changes` into `<data dir>/geo.sqlite` and an
-/// in-memory index, and answers searches from the index.
+/// The geo service: follows `catalogue.changes` (posts) and `auth.changes`
+/// (discoverable homes) into `<data dir>/geo.sqlite` and in-memory indexes, and
+/// answers searches from the indexes.
 public final class GeoService: RunnableService {
     public let settings: ServiceSettings
     public let index: PostIndex
     let store: GeoStore
+    public let users: UserIndex
     let postFollower: ChangeFollower<PostChange>
+    let userFollower: ChangeFollower<UserChange>
     private let server: Server
     private let housekeeper: Housekeeper
 
@@ -27,6 +30,10 @@ public final class GeoService: RunnableService {
         logger.info("geo index ready", metadata: ["posts": "\(index.count)",
                                                   "seconds": "\((Date().timeIntervalSince(started) * 100).rounded() / 100)"])
 
+        let users = UserIndex()
+        users.apply(try store.homes().map { .set($0) })
+        let deletedUsers = DeletedUsers(try store.deletedUsers())
+
         let catalogue = settings.endpoints(of: CatalogueAPI.service)
         let postFollower = ChangeFollower(
             feed: .init(name: CatalogueAPI.service, requestEndpoint: catalogue.requests, eventsEndpoint: catalogue.events,
@@ -37,19 +44,35 @@ public final class GeoService: RunnableService {
             // The index shows a change once it is committed, never before.
             db.afterNextTransaction { _ in index.apply(applied) }
         }
+        let auth = settings.endpoints(of: AuthAPI.service)
+        let userFollower = ChangeFollower(
+            feed: .init(name: AuthAPI.service, requestEndpoint: auth.requests, eventsEndpoint: auth.events, op: AuthAPI.changes),
+            database: database, logger: logger
+        ) { changes, db in
+            let applied = try store.apply(changes, in: db)
+            let deleted = changes.filter { $0.type == .deleted }.map(\.userId)
+            db.afterNextTransaction { _ in
+                users.apply(applied)
+                deletedUsers.insert(deleted)
+            }
+        }
         var router = Router(service: GeoAPI.service)
-        GeoHandlers(index: index) {
-            GeoStats(posts: index.count, users: 0, lag: [CatalogueAPI.service: try postFollower.lag()],
+        GeoHandlers(index: index, users: users) {
+            GeoStats(posts: index.count, users: users.count,
+                     lag: [CatalogueAPI.service: try postFollower.lag(), AuthAPI.service: try userFollower.lag()],
                      memoryBytes: index.memoryBytes)
         }.register(into: &router)
 
         self.store = store
         self.index = index
         self.postFollower = postFollower
+        self.users = users
+        self.userFollower = userFollower
         self.housekeeper = Housekeeper(tasks: [.checkpoint(database)], logger: logger)
         self.server = Server(
             configuration: .init(service: GeoAPI.service, endpoint: settings.endpoint, workers: settings.workers),
-            router: router, database: database, verifier: try TokenVerifier.forService(settings), logger: logger)
+            router: router, database: database, verifier: try TokenVerifier.forService(settings),
+            callerCheck: deletedUsers.check, logger: logger)
     }
 
     /// Where clients connect (with the port a `:*` endpoint was given).
@@ -58,11 +81,13 @@ public final class GeoService: RunnableService {
     public func start() throws {
         try server.start()
         postFollower.start()
+        userFollower.start()
         housekeeper.start()
     }
 
     public func stop() {
         postFollower.stop()
+        userFollower.stop()
         server.stop()
         housekeeper.stop()
     }

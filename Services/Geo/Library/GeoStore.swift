@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import GRDB
 import ServiceKit
+import Wire
 
 /// All of geo's SQL.
 struct GeoStore: Sendable {
@@ -54,6 +55,42 @@ struct GeoStore: Sendable {
                     category: row[7], tags: tags.isEmpty ? [] : tags.split(separator: Self.tagSeparator).map(String.init),
                     ref: row[9], hours: row[10], timezone: row[11], notifyRadius: row[12],
                     rating: Rating(average: row[13], count: row[14]), createdAt: Date(timeIntervalSince1970: row[15])))
+            }
+        }
+    }
+
+    /// Applies a batch of `auth.changes` to the homes table: a discoverable location
+    /// is kept, anything else (private, none, deleted user) removed.
+    func apply(_ changes: [UserChange], in db: Database) throws -> [UserIndex.Change] {
+        var applied: [UserIndex.Change] = []
+        for change in changes {
+            if change.type == .updated, let user = change.user, let location = user.location, location.discoverable {
+                let attributes = String(decoding: try JSONValueEncoder().encodeData(user.profile.attributes, sortsKeys: true), as: UTF8.self)
+                try db.execute(sql: "INSERT OR REPLACE INTO user_home (user_id, lat, lon, attributes) VALUES (?, ?, ?, ?)",
+                               arguments: [change.userId, location.lat, location.lon, attributes])
+                applied.append(.set(UserIndex.Home(userId: change.userId, lat: location.lat, lon: location.lon,
+                                                   attributes: user.profile.attributes)))
+            } else {
+                try db.execute(sql: "DELETE FROM user_home WHERE user_id = ?", arguments: [change.userId])
+                applied.append(.remove(change.userId))
+            }
+            if change.type == .deleted {
+                try db.execute(sql: "INSERT OR IGNORE INTO deleted_user (user_id) VALUES (?)", arguments: [change.userId])
+            }
+        }
+        return applied
+    }
+
+    func deletedUsers() throws -> Set<String> {
+        try database.pool.read { db in Set(try String.fetchAll(db, sql: "SELECT user_id FROM deleted_user")) }
+    }
+
+    func homes() throws -> [UserIndex.Home] {
+        try database.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT user_id, lat, lon, attributes FROM user_home").map { row in
+                let attributes: String = row[3]
+                return UserIndex.Home(userId: row[0], lat: row[1], lon: row[2],
+                                      attributes: try JSONValueDecoder().decode(Attributes.self, from: Data(attributes.utf8)))
             }
         }
     }

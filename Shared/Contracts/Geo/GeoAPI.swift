@@ -8,6 +8,7 @@ public enum GeoAPI {
     public static let search = Op<SearchRequest, SearchReply>("geo.search", access: .anyone, effect: .read)
     public static let nearest = Op<NearestRequest, HitsReply>("geo.nearest", access: .anyone, effect: .read)
     public static let within = Op<WithinRequest, HitsReply>("geo.within", access: .anyone, effect: .read)
+    public static let usersNear = Op<UsersNearRequest, UsersNearReply>("geo.users.near", access: .user, effect: .read)
     public static let stats = Op<Empty, GeoStats>("geo.stats", access: .anyone, effect: .read)
     public static let health = HealthAPI.health(service)
 }
@@ -26,6 +27,8 @@ public enum GeoRules {
     public static let nearestK = 1...100
     public static let withinLimit = 1_000
     public static let withinDefaultLimit = 100
+    /// `geo.users.near` reports distances in bands of this many metres, rounded up.
+    public static let userDistanceBand = 500.0
 
     static func filters(q: String?, kinds: [String]?, tags: [String]?) throws {
         if let q { try Check.length(q, field: "q", in: 0...maxQuery) }
@@ -250,4 +253,48 @@ public struct GeoStats: Codable, Sendable, Equatable {
         self.lag = lag
         self.memoryBytes = memoryBytes
     }
+}
+
+/// `geo.users.near`: discoverable users whose home is within `radius` of a point.
+public struct UsersNearRequest: ValidatedBody, Equatable {
+    public var lat: Double?
+    public var lon: Double?
+    public var radius: Double
+    /// Attributes a user must have, each equal.
+    public var attributes: Attributes?
+    public var limit: Int?
+
+    public init(lat: Double?, lon: Double?, radius: Double, attributes: Attributes? = nil, limit: Int? = nil) {
+        self.lat = lat
+        self.lon = lon
+        self.radius = radius
+        self.attributes = attributes
+        self.limit = limit
+    }
+
+    public func validate() throws {
+        guard let lat else { throw ServiceError.invalidArgument(field: "lat", "lat and lon are required") }
+        guard let lon else { throw ServiceError.invalidArgument(field: "lon", "lat and lon are required") }
+        try Check.latitude(lat)
+        try Check.longitude(lon)
+        try Check.range(radius, field: "radius", in: GeoRules.radius)
+        try attributes?.validate()
+        _ = try Check.limit(limit)
+    }
+}
+
+public struct NearUser: Codable, Sendable, Equatable {
+    public var userId: String
+    /// Metres, rounded up to the next multiple of 500 (at least 500).
+    public var distance: Double
+
+    public init(userId: String, distance: Double) {
+        self.userId = userId
+        self.distance = distance
+    }
+}
+
+public struct UsersNearReply: Codable, Sendable, Equatable {
+    public var users: [NearUser]
+    public init(users: [NearUser]) { self.users = users }
 }

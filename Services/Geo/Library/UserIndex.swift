@@ -1,0 +1,78 @@
+import Contracts
+import Foundation
+import Synchronization
+
+/// Where discoverable users live (their saved home, not a tracked position), for
+/// `geo.users.near`.
+///
+/// Users are few beside posts and change seldom, so each applied batch rebuilds one
+/// tree and publishes it as an immutable snapshot; searches take the snapshot.
+public final class UserIndex: Sendable {
+    struct Home: Sendable {
+        var userId: String
+        var lat: Double
+        var lon: Double
+        var attributes: Attributes
+    }
+
+    enum Change: Sendable {
+        case set(Home)
+        case remove(String)
+    }
+
+    final class Snapshot: Sendable {
+        let homes: [Home]
+        let tree: KDTree
+
+        init(homes: [Home]) {
+            self.homes = homes
+            tree = KDTree(points: homes.enumerated().map { TreePoint(UnitVector(lat: $1.lat, lon: $1.lon), slot: Int32($0)) })
+        }
+    }
+
+    /// Only the thread that applies changes writes `homes`.
+    private let homes = Mutex<[String: Home]>([:])
+    private let snapshot = Mutex<Snapshot>(Snapshot(homes: []))
+
+    public init() {}
+
+    public var count: Int { snapshot.withLock { $0.homes.count } }
+
+    func apply(_ changes: [Change]) {
+        let all = homes.withLock { homes -> [Home] in
+            for change in changes {
+                switch change {
+                case .set(let home): homes[home.userId] = home
+                case .remove(let id): homes[id] = nil
+                }
+            }
+            return Array(homes.values)
+        }
+        let next = Snapshot(homes: all)
+        snapshot.withLock { $0 = next }
+    }
+
+    /// Users within `radius`, banded distance first, then id; `caller` left out.
+    func near(lat: Double, lon: Double, radius: Double, attributes: Attributes?, excluding caller: String, limit: Int) -> [NearUser] {
+        let current = snapshot.withLock { $0 }
+        let center = UnitVector(lat: lat, lon: lon)
+        var found: [NearUser] = []
+        current.tree.forEach(near: center, chordSquared: Sphere.chordSquaredBound(forDistance: radius)) { point in
+            let home = current.homes[Int(point.slot)]
+            guard home.userId != caller else { return }
+            let distance = Sphere.distance(lat1: lat, lon1: lon, lat2: home.lat, lon2: home.lon)
+            guard distance <= radius else { return }
+            if let attributes, !attributes.values.allSatisfy({ home.attributes[$0.key] == $0.value }) { return }
+            found.append(NearUser(userId: home.userId, distance: Self.band(distance)))
+        }
+        // Ordered by the band, not the exact distance, so the order tells no more
+        // than the distances shown.
+        found.sort { $0.distance != $1.distance ? $0.distance < $1.distance : $0.userId.utf8.lexicographicallyPrecedes($1.userId.utf8) }
+        return Array(found.prefix(limit))
+    }
+
+    static func band(_ distance: Double) -> Double {
+        let band = GeoRules.userDistanceBand
+        return max(band, (distance / band).rounded(.up) * band)
+    }
+}
