@@ -125,11 +125,12 @@ extension PostIndex {
         func consider(_ slot: Int32) {
             guard alive[Int(slot)] else { return }
             let record = records[Int(slot)]
+            // The filters first: a word lookup costs less than the trigonometry.
+            guard matcher.matches(record) else { return }
             let distance = Sphere.distance(lat1: center.lat, lon1: center.lon, lat2: record.lat, lon2: record.lon)
             guard distance <= radius else { return }
             let item = Found(slot: slot, distance: distance)
             if let cursor, !isAfter(item, cursor, sort: .distance) { return }
-            guard matcher.matches(record) else { return }
             best.offer(item)
             if best.isFull, let worst = best.worst {
                 bound = min(radiusBound, Sphere.chordSquaredBound(forDistance: worst.distance))
@@ -151,9 +152,15 @@ extension PostIndex {
             let node = Int(next.node)
             if tree.isLeaf(node) {
                 let box = tree.nodes[node]
-                for index in Int(box.start)..<Int(box.end) { consider(tree.points[index].slot) }
+                for index in Int(box.start)..<Int(box.end) {
+                    // Points surely beyond the bound are skipped by their chord alone.
+                    let point = tree.points[index]
+                    let dx = point.x - center.vector.x, dy = point.y - center.vector.y, dz = point.z - center.vector.z
+                    if dx * dx + dy * dy + dz * dz > bound { continue }
+                    consider(point.slot)
+                }
             } else {
-                for child in [2 * node + 1, 2 * node + 2] {
+                for child in (2 * node + 1)...(2 * node + 2) {
                     let distance = tree.nodes[child].distanceSquared(to: center.vector)
                     if distance <= bound { queue.push(distance, tree: Int(next.tree), node: child) }
                 }
@@ -168,8 +175,9 @@ extension PostIndex {
         func consider(_ slot: Int32) {
             guard alive[Int(slot)] else { return }
             let record = records[Int(slot)]
+            guard matcher.matches(record) else { return }
             let distance = Sphere.distance(lat1: center.lat, lon1: center.lon, lat2: record.lat, lon2: record.lon)
-            guard distance <= radius, matcher.matches(record) else { return }
+            guard distance <= radius else { return }
             found.append(Found(slot: slot, distance: distance))
         }
         if let postings = matcher.cheapestPostings(wanted: 5_000, total: liveCount) {
@@ -179,7 +187,10 @@ extension PostIndex {
         let bound = Sphere.chordSquaredBound(forDistance: radius)
         for slot in pending { consider(slot) }
         for tree in trees {
-            tree.forEach(near: center.vector, chordSquared: bound) { consider($0.slot) }
+            tree.forEach(near: center.vector, chordSquared: bound) { point in
+                let dx = point.x - center.vector.x, dy = point.y - center.vector.y, dz = point.z - center.vector.z
+                if dx * dx + dy * dy + dz * dz <= bound { consider(point.slot) }
+            }
         }
         return found
     }
