@@ -14,9 +14,7 @@ struct DatasetPost: Sendable {
     var title: String
 
     static func load(_ dataset: URL) throws -> [DatasetPost] {
-        let text = try String(contentsOf: dataset.appendingPathComponent("posts.tsv"), encoding: .utf8)
-        return text.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+        try tabSeparated(dataset.appendingPathComponent("posts.tsv")).compactMap { fields in
             guard fields.count == 5, let lat = Double(fields[2]), let lon = Double(fields[3]) else { return nil }
             return DatasetPost(ref: String(fields[0]), kind: String(fields[1]), lat: lat, lon: lon, title: String(fields[4]))
         }
@@ -31,12 +29,17 @@ struct DatasetQuery: Sendable {
     var term: String
 
     static func load(_ dataset: URL) throws -> [DatasetQuery] {
-        let text = try String(contentsOf: dataset.appendingPathComponent("queries.tsv"), encoding: .utf8)
-        return text.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+        try tabSeparated(dataset.appendingPathComponent("queries.tsv")).compactMap { fields in
             guard fields.count >= 3, let lat = Double(fields[0]), let lon = Double(fields[1]), let radius = Double(fields[2]) else { return nil }
             return DatasetQuery(lat: lat, lon: lon, radius: radius, term: fields.count > 3 ? String(fields[3]) : "")
         }
+    }
+}
+
+/// The lines of a file of tab-separated fields (empty fields kept).
+private func tabSeparated(_ file: URL) throws -> [[Substring]] {
+    try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map {
+        $0.split(separator: "\t", omittingEmptySubsequences: false)
     }
 }
 

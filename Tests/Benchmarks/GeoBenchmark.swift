@@ -94,12 +94,12 @@ struct GeoBenchmark {
             let redisPort = redis.port
             let redisResult = ClosedLoop.run(clients: 4, seconds: seconds) { client in
                 guard let connection = try? RedisConnection(port: redisPort) else { return nil }
-                return { sequence in
+                return ClosedLoop.Client { sequence in
                     let query = queries[(client * count / 4 + sequence) % count]
-                    guard case .array = try? connection.send(["GEOSEARCH", "posts", "FROMLONLAT", "\(query.lon)", "\(query.lat)",
-                                                              "BYRADIUS", "\(query.radius)", "m", "ASC", "COUNT", "20"])
-                    else { return false }
-                    return true
+                    let reply = try connection.send(["GEOSEARCH", "posts", "FROMLONLAT", "\(query.lon)", "\(query.lat)",
+                                                     "BYRADIUS", "\(query.radius)", "m", "ASC", "COUNT", "20"])
+                    if case .array = reply { return true }
+                    return false
                 }
             }
             let echoResult = LoadGenerator.run(endpoint: echo, clients: 4, seconds: seconds,
@@ -116,12 +116,13 @@ struct GeoBenchmark {
         let postgisPort = postgis.port
         let postgisResult = ClosedLoop.run(clients: 4, seconds: seconds) { client in
             guard let connection = try? PostgresConnection(port: postgisPort, user: "postgres", database: "postgres") else { return nil }
-            return { sequence in
+            return ClosedLoop.Client { sequence in
                 let query = queries[(client * count / 4 + sequence) % count]
                 let point = "ST_SetSRID(ST_MakePoint(\(query.lon), \(query.lat)), 4326)::geography"
                 let term = query.term.isEmpty ? "" : " AND tsv @@ to_tsquery('simple', '\(query.term):*')"
                 let sql = "SELECT ref FROM post WHERE ST_DWithin(geog, \(point), \(query.radius), false)\(term) ORDER BY geog <-> \(point) LIMIT 20"
-                return (try? connection.query(sql)) != nil
+                _ = try connection.query(sql)
+                return true
             }
         }
         rows += "| 3 | PostGIS ST_DWithin + GIN (with terms) | \(format(postgisResult.rate)) | \(format(postgisResult.percentile(0.5), 2)) | \(format(postgisResult.percentile(0.99), 2)) | \(postgisResult.errors) |\n"
@@ -296,43 +297,5 @@ struct GeoBenchmark {
         ] {
             _ = try connection.query(sql)
         }
-    }
-}
-
-/// Closed-loop load through any client: each thread makes its connection, then
-/// runs its n-th request until the time is up.
-enum ClosedLoop {
-    static func run(clients: Int, seconds: Double, warmup: Double = 1,
-                    makeClient: @escaping @Sendable (Int) -> ((Int) -> Bool)?) -> LoadResult {
-        let totals = Mutex<LoadResult>(LoadResult(requests: 0, errors: 0, seconds: seconds, latencies: []))
-        let start = Date().addingTimeInterval(warmup)
-        let end = start.addingTimeInterval(seconds)
-        let threads = (0..<clients).map { index in
-            ServiceThread(name: "peer-\(index)") {
-                guard let send = makeClient(index) else {
-                    totals.withLock { $0.errors += 1 }
-                    return
-                }
-                var count = 0, errors = 0, sequence = 0
-                var latencies: [Double] = []
-                while true {
-                    let sent = Date()
-                    if sent >= end { break }
-                    let ok = send(sequence)
-                    sequence += 1
-                    if sent >= start {
-                        if ok { count += 1 } else { errors += 1 }
-                        latencies.append(Date().timeIntervalSince(sent) * 1000)
-                    }
-                }
-                totals.withLock { totals in
-                    totals.requests += count
-                    totals.errors += errors
-                    totals.latencies += latencies
-                }
-            }
-        }
-        threads.forEach { $0.join() }
-        return totals.withLock { $0 }
     }
 }

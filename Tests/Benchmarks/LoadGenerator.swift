@@ -28,30 +28,56 @@ enum LoadGenerator {
     /// writes: a repeated id is answered from the service's log).
     static func run(endpoint: String, clients: Int, seconds: Double, warmup: Double = 1,
                     request: @escaping @Sendable (Int, Int) -> [Data], check: @escaping @Sendable (Data) -> Bool) -> LoadResult {
+        ClosedLoop.run(clients: clients, seconds: seconds, warmup: warmup) { index in
+            guard let socket = try? Context.shared.makeSocket(.request) else { return nil }
+            try? socket.set(.linger(milliseconds: 0))
+            try? socket.set(.receiveTimeout(milliseconds: 30_000))
+            try? socket.connect(endpoint)
+            return ClosedLoop.Client(close: { socket.close() }) { sequence in
+                guard (try? socket.send(request(index, sequence))) == true, let reply = try? socket.receiveMessage() else {
+                    throw PeerError("no reply")
+                }
+                return check(reply[0])
+            }
+        }
+    }
+}
+
+/// Closed-loop load through any client: each thread makes its client, then sends
+/// its n-th request and waits for the answer until the time is up. A client that
+/// throws (its connection is gone) stops its thread.
+enum ClosedLoop {
+    struct Client {
+        var close: () -> Void = {}
+        /// Sends request n; whether the answer counts as a success.
+        var send: (Int) throws -> Bool
+    }
+
+    static func run(clients: Int, seconds: Double, warmup: Double = 1,
+                    makeClient: @escaping @Sendable (Int) -> Client?) -> LoadResult {
         let totals = Mutex<LoadResult>(LoadResult(requests: 0, errors: 0, seconds: seconds, latencies: []))
         let start = Date().addingTimeInterval(warmup)
         let end = start.addingTimeInterval(seconds)
         let threads = (0..<clients).map { index in
             ServiceThread(name: "load-\(index)") {
-                guard let socket = try? Context.shared.makeSocket(.request) else { return }
-                defer { socket.close() }
-                try? socket.set(.linger(milliseconds: 0))
-                try? socket.set(.receiveTimeout(milliseconds: 30_000))
-                try? socket.connect(endpoint)
+                guard let client = makeClient(index) else {
+                    totals.withLock { $0.errors += 1 }
+                    return
+                }
+                defer { client.close() }
                 var count = 0, errors = 0, sequence = 0
                 var latencies: [Double] = []
                 latencies.reserveCapacity(100_000)
                 while true {
-                    let frames = request(index, sequence)
-                    sequence += 1
                     let sent = Date()
                     if sent >= end { break }
-                    guard (try? socket.send(frames)) == true, let reply = try? socket.receiveMessage() else {
+                    guard let ok = try? client.send(sequence) else {
                         errors += 1
                         break
                     }
+                    sequence += 1
                     if sent >= start {
-                        if check(reply[0]) { count += 1 } else { errors += 1 }
+                        if ok { count += 1 } else { errors += 1 }
                         latencies.append(Date().timeIntervalSince(sent) * 1000)
                     }
                 }

@@ -3,10 +3,23 @@ import Foundation
 /// The peers the geo issue compares against, from Debian packages, started on
 /// loopback in a scratch directory and stopped at the end.
 enum Peers {
+    /// A loopback TCP port that was free a moment ago (the peer takes it next).
     static func freePort() throws -> UInt16 {
-        // The ZeroMQ helper binds a free port and lets it go; the peer takes it next.
-        let endpoint = try ChildProcessPort.free()
-        return endpoint
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
+                guard bind(descriptor, pointer, length) == 0 else { return -1 }
+                return getsockname(descriptor, pointer, &length)
+            }
+        }
+        guard bound == 0 else { throw PeerError("no free port") }
+        return UInt16(bigEndian: address.sin_port)
     }
 
     /// Runs a command, as `user` when we are root and a user is named (PostgreSQL
@@ -40,26 +53,6 @@ enum Peers {
             throw PeerError("\(argv.joined(separator: " ")) failed (status \(status)): \(output)")
         }
         return output
-    }
-}
-
-enum ChildProcessPort {
-    static func free() throws -> UInt16 {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
-                guard bind(descriptor, pointer, length) == 0 else { return -1 }
-                return getsockname(descriptor, pointer, &length)
-            }
-        }
-        guard bound == 0 else { throw PeerError("no free port") }
-        return UInt16(bigEndian: address.sin_port)
     }
 }
 

@@ -67,9 +67,8 @@ final class GeoFixture {
 
     /// Waits until geo has applied everything in catalogue's feed.
     func catchUp() throws {
-        let last = try catalogueClient.call(CatalogueAPI.changes, ChangesRequest(after: 0, limit: 1000)).lastSeq
-        var after = last
-        // The first page's lastSeq is not the end when there are more than 1,000 changes.
+        // Page to the end: the first page's lastSeq is not it when there are more than 1,000 changes.
+        var after: Int64 = 0
         while true {
             let page = try catalogueClient.call(CatalogueAPI.changes, ChangesRequest(after: after, limit: 1000))
             if page.changes.isEmpty { break }

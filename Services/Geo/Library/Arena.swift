@@ -49,10 +49,6 @@ struct Arena<Element: BitwiseCopyable & Sendable>: Sendable {
             body(UnsafeBufferPointer(rebasing: buffer[start..<start + Int(span.length)]))
         }
     }
-
-    func elements(_ span: ArenaSpan) -> [Element] {
-        withElements(span) { Array($0) }
-    }
 }
 
 extension Arena where Element == UInt8 {

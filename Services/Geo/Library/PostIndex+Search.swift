@@ -19,8 +19,9 @@ struct PostQuery: Sendable {
 /// One page of hits, as the JSON array a reply carries.
 struct HitPage {
     var hits: [UInt8]
-    var count: Int
     var nextCursor: String?
+
+    static let empty = HitPage(hits: Array("[]".utf8), nextCursor: nil)
 }
 
 /// A post found, with its distance from the centre (nil for `within`).
@@ -42,7 +43,7 @@ extension PostIndex {
                 after cursor: PageCursor?) -> HitPage {
         lock.withReadLock {
             var matcher = Matcher(query, index: self)
-            guard !matcher.matchesNothing else { return HitPage(hits: Array("[]".utf8), count: 0, nextCursor: nil) }
+            guard !matcher.matchesNothing else { return .empty }
             let center = Center(lat: lat, lon: lon)
             let found: [Found]
             switch sort {
@@ -63,7 +64,7 @@ extension PostIndex {
     func nearest(lat: Double, lon: Double, k: Int, maxDistance: Double?, query: PostQuery) -> HitPage {
         lock.withReadLock {
             var matcher = Matcher(query, index: self)
-            guard !matcher.matchesNothing else { return HitPage(hits: Array("[]".utf8), count: 0, nextCursor: nil) }
+            guard !matcher.matchesNothing else { return .empty }
             let found = nearest(Center(lat: lat, lon: lon), within: maxDistance ?? .infinity, count: k, matcher: &matcher, after: nil)
             return page(found, limit: k, withDistance: true, sort: "", matcher: &matcher) { _ in nil }
         }
@@ -75,7 +76,7 @@ extension PostIndex {
                 after cursor: PageCursor?) -> HitPage {
         lock.withReadLock {
             var matcher = Matcher(query, index: self)
-            guard !matcher.matchesNothing else { return HitPage(hits: Array("[]".utf8), count: 0, nextCursor: nil) }
+            guard !matcher.matchesNothing else { return .empty }
             let box = LatLonBox(minLat: minLat, minLon: minLon, maxLat: maxLat, maxLon: maxLon)
             var best = BoundedHeap<Found>(capacity: limit + 1) { self.idOrder($0.slot, $1.slot) < 0 }
             let cursorID = cursor.map { Array($0.id.utf8) }
@@ -281,7 +282,7 @@ extension PostIndex {
             nextCursor = PageCursor(sort: sort, key: key,
                                     id: bytes.string(records[Int(last.slot)].id)).encoded
         }
-        return HitPage(hits: writer.bytes, count: written, nextCursor: nextCursor)
+        return HitPage(hits: writer.bytes, nextCursor: nextCursor)
     }
 
     private func writeHit(_ item: Found, withDistance: Bool, matcher: inout Matcher, into writer: inout JSONWriter) {

@@ -38,6 +38,4 @@ struct PostRecord: Sendable {
     var ref: ArenaSpan {
         ArenaSpan(offset: tagsJSON.offset + UInt32(tagsLength), length: UInt32(refLength))
     }
-    var words: ArenaSpan { ArenaSpan(offset: terms.offset, length: terms.length - UInt32(tagCount)) }
-    var tags: ArenaSpan { ArenaSpan(offset: terms.offset + terms.length - UInt32(tagCount), length: UInt32(tagCount)) }
 }

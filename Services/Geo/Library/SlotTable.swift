@@ -6,8 +6,7 @@ struct SlotTable: Sendable {
     private static let removed: Int32 = -2
 
     private var table = [Int32](repeating: SlotTable.empty, count: 1024)
-    /// Entries, and entries plus removed markers (which probes still walk past).
-    private(set) var count = 0
+    /// Entries plus removed markers (which probes still walk past).
     private var used = 0
 
     /// The slot of `id`, given each slot's id bytes.
@@ -51,7 +50,6 @@ struct SlotTable: Sendable {
                 table[index] = slot
                 used += 1
             }
-            count += 1
             return nil
         }
     }
@@ -68,7 +66,6 @@ struct SlotTable: Sendable {
                 if current == Self.empty { return nil }
                 if current >= 0, bytes.withElements(idOf(current), { Arena<UInt8>.compare($0, key) == 0 }) {
                     table[index] = Self.removed
-                    count -= 1
                     return current
                 }
                 index = (index + 1) & mask

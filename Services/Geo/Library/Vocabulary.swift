@@ -10,8 +10,6 @@ struct Vocabulary: Sendable {
     private var sorted: [UInt32] = []
     private var unsorted: [UInt32] = []
 
-    var count: Int { words.count }
-
     func id(of word: String) -> UInt32? { ids[word] }
 
     /// The id of `word`, added if new.

@@ -46,13 +46,21 @@ public enum GeoRules {
         }
     }
 
+    /// A centre given as `lat` and `lon`, both required.
+    static func center(lat: Double?, lon: Double?) throws {
+        guard let lat else { throw ServiceError.invalidArgument(field: "lat", "lat and lon are required") }
+        guard let lon else { throw ServiceError.invalidArgument(field: "lon", "lat and lon are required") }
+        try Check.latitude(lat)
+        try Check.longitude(lon)
+    }
+
     static func cursor(_ cursor: String?) throws {
         if let cursor { try Check.length(cursor, field: "cursor", in: 1...maxCursor) }
     }
 }
 
 /// How `geo.search` orders its hits; ties are broken by `id`.
-public enum SearchSort: String, Codable, Sendable, CaseIterable {
+public enum SearchSort: String, Codable, Sendable, StringEnum {
     /// Nearest first.
     case distance
     /// Latest created first.
@@ -63,15 +71,6 @@ public enum SearchSort: String, Codable, Sendable, CaseIterable {
     case titleDescending = "-title"
     /// Highest average first, unrated last.
     case rating
-
-    public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let sort = SearchSort(rawValue: text) else {
-            let allowed = Self.allCases.map(\.rawValue).joined(separator: ", ")
-            throw ServiceError.invalidArgument(field: FieldPath.string(decoder.codingPath), "sort must be one of \(allowed)")
-        }
-        self = sort
-    }
 }
 
 public struct SearchRequest: ValidatedBody, Equatable {
@@ -104,10 +103,7 @@ public struct SearchRequest: ValidatedBody, Equatable {
     }
 
     public func validate() throws {
-        guard let lat else { throw ServiceError.invalidArgument(field: "lat", "lat and lon are required") }
-        guard let lon else { throw ServiceError.invalidArgument(field: "lon", "lat and lon are required") }
-        try Check.latitude(lat)
-        try Check.longitude(lon)
+        try GeoRules.center(lat: lat, lon: lon)
         try Check.range(radius, field: "radius", in: GeoRules.radius)
         try GeoRules.filters(q: q, kinds: kinds, tags: tags)
         _ = try Check.limit(limit)
@@ -273,10 +269,7 @@ public struct UsersNearRequest: ValidatedBody, Equatable {
     }
 
     public func validate() throws {
-        guard let lat else { throw ServiceError.invalidArgument(field: "lat", "lat and lon are required") }
-        guard let lon else { throw ServiceError.invalidArgument(field: "lon", "lat and lon are required") }
-        try Check.latitude(lat)
-        try Check.longitude(lon)
+        try GeoRules.center(lat: lat, lon: lon)
         try Check.range(radius, field: "radius", in: GeoRules.radius)
         try attributes?.validate()
         _ = try Check.limit(limit)

@@ -62,11 +62,14 @@ private struct ValueDecoder: Decoder {
         if T.self == Date.self { return try decodeDate() as! T }
         do {
             return try T(from: self)
-        } catch let error as DecodingError {
+        } catch is DecodingError {
             // A conformance's own refusal (an enum's unknown raw value) is the
             // client's mistake, never an internal error.
             let field = FieldPath.string(codingPath)
-            throw ServiceError.invalidArgument(field: field, "\(fieldName(field)) has a value that is not allowed (\(error.reason))")
+            if let named = T.self as? any StringEnum.Type {
+                throw ServiceError.invalidArgument(field: field, "\(fieldName(field)) must be one of \(named.allowedValues)")
+            }
+            throw ServiceError.invalidArgument(field: field, "\(fieldName(field)) has a value that is not allowed")
         }
     }
 
@@ -243,14 +246,10 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     mutating func superDecoder() throws -> any Decoder { try next() }
 }
 
-extension DecodingError {
-    /// What a conformance said about the value, without Swift's type names.
-    var reason: String {
-        switch self {
-        case .dataCorrupted(let context), .keyNotFound(_, let context), .typeMismatch(_, let context), .valueNotFound(_, let context):
-            return context.debugDescription
-        @unknown default:
-            return "unreadable"
-        }
-    }
+/// An enum read from one of a fixed set of strings: an unknown string is
+/// `invalid_argument` naming the strings allowed.
+public protocol StringEnum: CaseIterable, RawRepresentable where RawValue == String {}
+
+extension StringEnum {
+    static var allowedValues: String { allCases.map(\.rawValue).joined(separator: ", ") }
 }
