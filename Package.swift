@@ -145,6 +145,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Services/Geo/Library",
+            // GeoNames places and countries, read at start (see Services/Geo/Gazetteer).
+            resources: [.copy("Resources/gazetteer.tsv")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

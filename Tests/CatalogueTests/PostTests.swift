@@ -12,13 +12,13 @@ struct PostTests {
         let draft = PostDraft(kind: "restaurant", title: "Burger Bar", text: "Smash burgers.", lat: 52.09, lon: 5.12,
                               category: "burger", tags: ["Vegan", "halal", "vegan"], price: Price(amount: 12.5, currency: "eur"),
                               hours: "Mo-Sa 11:00-22:00; Su off", timezone: "Europe/Amsterdam",
-                              place: Place(city: "Utrecht", countryCode: "nl"), notifyRadius: 150, ref: "feed-17")
+                              place: PostPlace(city: "Utrecht", countryCode: "nl"), notifyRadius: 150, ref: "feed-17")
         let post = try catalogue.create(draft, token: owner.token)
         #expect(post.ownerId == owner.id)
         #expect(post.version == 1)
         #expect(post.tags == ["Vegan", "halal"])
         #expect(post.price == Price(amount: 12.5, currency: "EUR"))
-        #expect(post.place == Place(city: "Utrecht", countryCode: "NL"))
+        #expect(post.place == PostPlace(city: "Utrecht", countryCode: "NL"))
         #expect(post.rating == Rating(average: nil, count: 0))
         #expect(post.images.isEmpty)
         #expect(try catalogue.client.call(CatalogueAPI.get, IDRequest(id: post.id)).post == post)
@@ -50,8 +50,8 @@ struct PostTests {
         (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, hours: "Mo-Fr 9-17", timezone: "Europe/Berlin"), "hours"),
         (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, hours: "Mo-Fr 09:00-17:00", timezone: "Mars/Olympus"), "timezone"),
         (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, hours: "24/7", timezone: "GMT+1"), "timezone"),
-        (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, place: Place(city: "Paris", countryCode: "XX")), "place.countryCode"),
-        (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, place: Place(city: "", countryCode: "FR")), "place.city"),
+        (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, place: PostPlace(city: "Paris", countryCode: "XX")), "place.countryCode"),
+        (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, place: PostPlace(city: "", countryCode: "FR")), "place.city"),
         (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, notifyRadius: 5), "notifyRadius"),
         (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, notifyRadius: 5001), "notifyRadius"),
         (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, ref: ""), "ref"),
@@ -138,7 +138,7 @@ struct PostTests {
         for index in 0..<37 {
             _ = try catalogue.create(PostDraft(kind: index % 3 == 0 ? "tip" : "offer", title: "Offer \(index)", lat: 50, lon: 4,
                                                category: index % 2 == 0 ? "bike" : nil,
-                                               place: Place(city: index % 5 == 0 ? "Köln" : "Bonn", countryCode: "DE")),
+                                               place: PostPlace(city: index % 5 == 0 ? "Köln" : "Bonn", countryCode: "DE")),
                                      token: provider.token)
         }
         _ = try catalogue.create(.sample("Not mine"), token: other.token)

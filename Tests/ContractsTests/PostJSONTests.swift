@@ -10,7 +10,7 @@ struct PostJSONTests {
              createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0)),
         Post(id: "p2", ownerId: "u2", kind: "restaurant", title: "Café \"Ünïcode\" 🍔\n", text: "Line\nbreak\ttab\\", lat: -33.868820,
              lon: 151.209296, category: "burger", tags: ["vegan", "Halal"], price: Price(amount: 12.5, currency: "EUR"),
-             hours: "Mo-Fr 09:00-17:00", timezone: "Europe/Amsterdam", place: Place(city: "Köln", countryCode: "DE"),
+             hours: "Mo-Fr 09:00-17:00", timezone: "Europe/Amsterdam", place: PostPlace(city: "Köln", countryCode: "DE"),
              notifyRadius: 150, ref: "feed-1",
              images: [PostImage(id: "i1", contentType: "image/png", width: 40, height: 30, bytes: 1234)],
              rating: Rating(sum: 7, count: 3), version: 5,

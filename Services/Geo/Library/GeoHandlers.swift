@@ -7,6 +7,7 @@ import Wire
 struct GeoHandlers: Sendable {
     let index: PostIndex
     let users: UserIndex
+    let gazetteer: Gazetteer
     let stats: @Sendable () throws -> GeoStats
 
     func register(into router: inout Router) {
@@ -15,22 +16,30 @@ struct GeoHandlers: Sendable {
         router.readRaw(GeoAPI.nearest, lane: .front, nearest)
         router.readRaw(GeoAPI.within, lane: .front, within)
         router.read(GeoAPI.usersNear, lane: .front, usersNear)
+        // A short name prefix may match tens of thousands of keys: off the front thread.
+        router.read(GeoAPI.placesSearch, placesSearch)
+        router.read(GeoAPI.placesReverse, lane: .front, placesReverse)
+        router.read(GeoAPI.countriesGet, lane: .front, countriesGet)
         router.read(GeoAPI.stats) { _, _ in try stats() }
     }
 
     func search(_ request: SearchRequest, _ context: RequestContext) throws -> RawJSON {
-        // `validate` has made sure both are there.
-        let lat = request.lat ?? 0, lon = request.lon ?? 0
+        let center = try center(lat: request.lat, lon: request.lon, place: request.place)
         let sort = request.sort ?? .distance
         let cursor = try request.cursor.map { try PageCursor(decoding: $0, sort: sort.rawValue) }
-        let page = index.search(lat: lat, lon: lon, radius: request.radius, query: Self.query(request.q, request.kinds, request.tags,
-                                openNow: request.openNow ?? false, at: request.at),
+        let page = index.search(lat: center.lat, lon: center.lon, radius: request.radius,
+                                query: Self.query(request.q, request.kinds, request.tags, openNow: request.openNow ?? false,
+                                                  at: request.at),
                                 sort: sort, limit: request.limit ?? 20, after: cursor)
         var writer = Self.hitsReply(page)
         writer.appendASCII(",\"center\":{\"lat\":")
-        writer.write(lat)
+        writer.write(center.lat)
         writer.appendASCII(",\"lon\":")
-        writer.write(lon)
+        writer.write(center.lon)
+        if let place = center.place {
+            writer.appendASCII(",\"place\":")
+            writer.write(try JSONValueEncoder().encode(place))
+        }
         writer.appendASCII("}}")
         return RawJSON(writer.bytes)
     }
@@ -55,8 +64,39 @@ struct GeoHandlers: Sendable {
 
     func usersNear(_ request: UsersNearRequest, _ context: RequestContext) throws -> UsersNearReply {
         let caller = try context.requireCaller().userID
-        return UsersNearReply(users: users.near(lat: request.lat ?? 0, lon: request.lon ?? 0, radius: request.radius,
-                                                attributes: request.attributes, excluding: caller, limit: request.limit ?? 20))
+        let center = try center(lat: request.lat, lon: request.lon, place: request.place)
+        return UsersNearReply(users: users.near(lat: center.lat, lon: center.lon, radius: request.radius,
+                                                attributes: request.attributes, excluding: caller, limit: request.limit ?? 20),
+                              center: center)
+    }
+
+    func placesSearch(_ request: PlacesSearchRequest, _ context: RequestContext) throws -> PlacesReply {
+        PlacesReply(places: gazetteer.search(request.q, countryCode: request.countryCode?.uppercased(),
+                                             limit: request.limit ?? GeoRules.placesDefaultLimit))
+    }
+
+    func placesReverse(_ request: PlacesReverseRequest, _ context: RequestContext) throws -> PlaceReverseReply {
+        guard let (place, distance) = gazetteer.nearest(lat: request.lat, lon: request.lon) else {
+            throw ServiceError.notFound("the gazetteer holds no places")
+        }
+        return PlaceReverseReply(place: place, distance: distance)
+    }
+
+    func countriesGet(_ request: CountryRequest, _ context: RequestContext) throws -> CountryReply {
+        guard let country = gazetteer.country(code: request.code) else {
+            throw ServiceError.notFound("no country with code \(request.code.uppercased())")
+        }
+        return CountryReply(country: country)
+    }
+
+    /// The centre a request gives: its `lat` and `lon` (which `validate` has made
+    /// sure are both there when `place` is not), or its place's.
+    private func center(lat: Double?, lon: Double?, place name: String?) throws -> SearchReply.Center {
+        guard let name else { return SearchReply.Center(lat: lat ?? 0, lon: lon ?? 0) }
+        guard let place = gazetteer.resolve(name) else {
+            throw ServiceError(code: .notFound, message: "no place is called \"\(name)\"", field: "place")
+        }
+        return SearchReply.Center(lat: place.lat, lon: place.lon, place: place)
     }
 
     private static func query(_ q: String?, _ kinds: [String]?, _ tags: [String]?, openNow: Bool, at: Date?) -> PostQuery {

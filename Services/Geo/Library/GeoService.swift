@@ -24,12 +24,21 @@ public final class GeoService: RunnableService {
             GeoSchema.register(in: &migrator)
         }
         let store = GeoStore(database: database)
+        let gazetteerFile = try Gazetteer.defaultFile(environment: settings.environment)
+        let gazetteerLoad = BackgroundLoad(name: "gazetteer") {
+            let started = Date()
+            let gazetteer = try Gazetteer.shared(from: gazetteerFile)
+            logger.info("gazetteer ready", metadata: ["places": "\(gazetteer.places.count)", "file": "\(gazetteerFile.path)",
+                                                      "seconds": "\((Date().timeIntervalSince(started) * 100).rounded() / 100)"])
+            return gazetteer
+        }
         let index = PostIndex()
         let started = Date()
         try index.load { add in try store.forEachPost(add) }
         logger.info("geo index ready", metadata: ["posts": "\(index.count)",
                                                   "seconds": "\((Date().timeIntervalSince(started) * 100).rounded() / 100)"])
 
+        let gazetteer = try gazetteerLoad.value()
         let users = UserIndex()
         users.apply(try store.homes().map { .set($0) })
         let deletedUsers = DeletedUsers(try store.deletedUsers())
@@ -57,7 +66,7 @@ public final class GeoService: RunnableService {
             }
         }
         var router = Router(service: GeoAPI.service)
-        GeoHandlers(index: index, users: users) {
+        GeoHandlers(index: index, users: users, gazetteer: gazetteer) {
             GeoStats(posts: index.count, users: users.count,
                      lag: [CatalogueAPI.service: try postFollower.lag(), AuthAPI.service: try userFollower.lag()],
                      memoryBytes: index.memoryBytes)

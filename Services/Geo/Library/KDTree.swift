@@ -97,6 +97,38 @@ final class KDTree: Sendable {
         }
     }
 
+    /// The slot of the point nearest to `center` (the smaller slot on a tie), or nil
+    /// for an empty tree. Depth first, nearer child first, skipping boxes farther
+    /// than the best point so far.
+    func nearest(to center: UnitVector) -> Int? {
+        guard !points.isEmpty else { return nil }
+        var best: (chord: Double, slot: Int32)?
+        var stack: [Int] = [0]
+        while let node = stack.popLast() {
+            let box = nodes[node]
+            if let best, box.distanceSquared(to: center) > best.chord { continue }
+            if isLeaf(node) {
+                for index in Int(box.start)..<Int(box.end) {
+                    let point = points[index]
+                    let chord = center.chordSquared(to: UnitVector(x: point.x, y: point.y, z: point.z))
+                    if let known = best, chord > known.chord || (chord == known.chord && point.slot > known.slot) { continue }
+                    best = (chord, point.slot)
+                }
+            } else {
+                let left = 2 * node + 1, right = 2 * node + 2
+                // Pushed last, popped first: the nearer child.
+                if nodes[left].distanceSquared(to: center) <= nodes[right].distanceSquared(to: center) {
+                    stack.append(right)
+                    stack.append(left)
+                } else {
+                    stack.append(left)
+                    stack.append(right)
+                }
+            }
+        }
+        return best.map { Int($0.slot) }
+    }
+
     private static func build(node: Int, range: Range<Int>, points: UnsafeMutableBufferPointer<TreePoint>, nodes: inout [Node]) {
         var box = Node(minX: .infinity, minY: .infinity, minZ: .infinity, maxX: -.infinity, maxY: -.infinity, maxZ: -.infinity,
                        start: Int32(range.lowerBound), end: Int32(range.upperBound))

@@ -17,14 +17,14 @@ public struct UpdatePostRequest: ValidatedBody, Equatable {
     public var price: Patch<Price>
     public var hours: Patch<String>
     public var timezone: Patch<String>
-    public var place: Patch<Place>
+    public var place: Patch<PostPlace>
     public var notifyRadius: Patch<Double>
     public var ref: Patch<String>
 
     public init(id: String, ifVersion: Int? = nil, kind: Patch<String> = .unchanged, title: Patch<String> = .unchanged,
                 text: Patch<String> = .unchanged, lat: Patch<Double> = .unchanged, lon: Patch<Double> = .unchanged,
                 category: Patch<String> = .unchanged, tags: Patch<[String]> = .unchanged, price: Patch<Price> = .unchanged,
-                hours: Patch<String> = .unchanged, timezone: Patch<String> = .unchanged, place: Patch<Place> = .unchanged,
+                hours: Patch<String> = .unchanged, timezone: Patch<String> = .unchanged, place: Patch<PostPlace> = .unchanged,
                 notifyRadius: Patch<Double> = .unchanged, ref: Patch<String> = .unchanged) {
         self.id = id
         self.ifVersion = ifVersion
@@ -61,7 +61,7 @@ public struct UpdatePostRequest: ValidatedBody, Equatable {
         price = try container.decodePatch(Price.self, forKey: .price)
         hours = try container.decodePatch(String.self, forKey: .hours)
         timezone = try container.decodePatch(String.self, forKey: .timezone)
-        place = try container.decodePatch(Place.self, forKey: .place)
+        place = try container.decodePatch(PostPlace.self, forKey: .place)
         notifyRadius = try container.decodePatch(Double.self, forKey: .notifyRadius)
         ref = try container.decodePatch(String.self, forKey: .ref)
     }

@@ -69,7 +69,7 @@ public struct PostDraft: Codable, Sendable, Equatable {
     public var hours: String?
     /// An IANA time zone name such as `Europe/Amsterdam`.
     public var timezone: String?
-    public var place: Place?
+    public var place: PostPlace?
     /// Metres, 10–5,000: the post is a geofence.
     public var notifyRadius: Double?
     /// The owner's own id for the post (the feed's id in an import).
@@ -77,7 +77,7 @@ public struct PostDraft: Codable, Sendable, Equatable {
 
     public init(kind: String, title: String, text: String = "", lat: Double, lon: Double, category: String? = nil,
                 tags: [String] = [], price: Price? = nil, hours: String? = nil, timezone: String? = nil,
-                place: Place? = nil, notifyRadius: Double? = nil, ref: String? = nil) {
+                place: PostPlace? = nil, notifyRadius: Double? = nil, ref: String? = nil) {
         self.kind = kind
         self.title = title
         self.text = text
@@ -109,7 +109,7 @@ public struct PostDraft: Codable, Sendable, Equatable {
         price = try container.decodeIfPresent(Price.self, forKey: .price)
         hours = try container.decodeIfPresent(String.self, forKey: .hours)
         timezone = try container.decodeIfPresent(String.self, forKey: .timezone)
-        place = try container.decodeIfPresent(Place.self, forKey: .place)
+        place = try container.decodeIfPresent(PostPlace.self, forKey: .place)
         notifyRadius = try container.decodeIfPresent(Double.self, forKey: .notifyRadius)
         ref = try container.decodeIfPresent(String.self, forKey: .ref)
     }

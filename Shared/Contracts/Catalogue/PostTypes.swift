@@ -13,7 +13,7 @@ public struct Price: Codable, Sendable, Equatable {
 }
 
 /// Where a post is, in words: a city and its country.
-public struct Place: Codable, Sendable, Equatable {
+public struct PostPlace: Codable, Sendable, Equatable {
     public var city: String
     public var countryCode: String
 
@@ -80,7 +80,7 @@ public struct Post: Codable, Sendable, Equatable {
     public var price: Price?
     public var hours: String?
     public var timezone: String?
-    public var place: Place?
+    public var place: PostPlace?
     public var notifyRadius: Double?
     public var ref: String?
     public var images: [PostImage]
@@ -92,7 +92,7 @@ public struct Post: Codable, Sendable, Equatable {
 
     public init(id: String, ownerId: String, kind: String, title: String, text: String, lat: Double, lon: Double,
                 category: String? = nil, tags: [String] = [], price: Price? = nil, hours: String? = nil,
-                timezone: String? = nil, place: Place? = nil, notifyRadius: Double? = nil, ref: String? = nil,
+                timezone: String? = nil, place: PostPlace? = nil, notifyRadius: Double? = nil, ref: String? = nil,
                 images: [PostImage] = [], rating: Rating = Rating(average: nil, count: 0), version: Int = 1,
                 createdAt: Date, updatedAt: Date) {
         self.id = id

@@ -9,6 +9,10 @@ public enum GeoAPI {
     public static let nearest = Op<NearestRequest, HitsReply>("geo.nearest", access: .anyone, effect: .read)
     public static let within = Op<WithinRequest, HitsReply>("geo.within", access: .anyone, effect: .read)
     public static let usersNear = Op<UsersNearRequest, UsersNearReply>("geo.users.near", access: .user, effect: .read)
+    public static let placesSearch = Op<PlacesSearchRequest, PlacesReply>("geo.places.search", access: .anyone, effect: .read)
+    public static let placesReverse = Op<PlacesReverseRequest, PlaceReverseReply>("geo.places.reverse", access: .anyone,
+                                                                                  effect: .read)
+    public static let countriesGet = Op<CountryRequest, CountryReply>("geo.countries.get", access: .anyone, effect: .read)
     public static let stats = Op<Empty, GeoStats>("geo.stats", access: .anyone, effect: .read)
     public static let health = HealthAPI.health(service)
 }
@@ -29,6 +33,7 @@ public enum GeoRules {
     public static let withinDefaultLimit = 100
     /// `geo.users.near` reports distances in bands of this many metres, rounded up.
     public static let userDistanceBand = 500.0
+    public static let placesDefaultLimit = 10
 
     static func filters(q: String?, kinds: [String]?, tags: [String]?) throws {
         if let q { try Check.length(q, field: "q", in: 0...maxQuery) }
@@ -46,12 +51,27 @@ public enum GeoRules {
         }
     }
 
-    /// A centre given as `lat` and `lon`, both required.
-    static func center(lat: Double?, lon: Double?) throws {
-        guard let lat else { throw ServiceError.invalidArgument(field: "lat", "lat and lon are required") }
-        guard let lon else { throw ServiceError.invalidArgument(field: "lon", "lat and lon are required") }
+    /// A centre given as `lat` and `lon` (both), or as the name of a `place`.
+    static func center(lat: Double?, lon: Double?, place: String?) throws {
+        if let place {
+            guard lat == nil, lon == nil else {
+                throw ServiceError.invalidArgument(field: "place", "give either place or lat and lon, not both")
+            }
+            try placeName(place, field: "place")
+            return
+        }
+        guard let lat else { throw ServiceError.invalidArgument(field: "lat", "lat and lon (or place) are required") }
+        guard let lon else { throw ServiceError.invalidArgument(field: "lon", "lat and lon (or place) are required") }
         try Check.latitude(lat)
         try Check.longitude(lon)
+    }
+
+    /// A name to look up in the gazetteer: it must hold a letter or a digit.
+    static func placeName(_ name: String, field: String) throws {
+        try Check.length(name, field: field, in: 1...maxQuery)
+        guard name.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil }) else {
+            throw ServiceError.invalidArgument(field: field, "\(field) must hold a letter or a digit")
+        }
     }
 
     static func cursor(_ cursor: String?) throws {
@@ -76,6 +96,8 @@ public enum SearchSort: String, Codable, Sendable, StringEnum {
 public struct SearchRequest: ValidatedBody, Equatable {
     public var lat: Double?
     public var lon: Double?
+    /// A place name instead of `lat` and `lon`: the gazetteer's best match is the centre.
+    public var place: String?
     public var radius: Double
     public var q: String?
     public var kinds: [String]?
@@ -87,10 +109,12 @@ public struct SearchRequest: ValidatedBody, Equatable {
     public var limit: Int?
     public var cursor: String?
 
-    public init(lat: Double?, lon: Double?, radius: Double, q: String? = nil, kinds: [String]? = nil, tags: [String]? = nil,
-                openNow: Bool? = nil, at: Date? = nil, sort: SearchSort? = nil, limit: Int? = nil, cursor: String? = nil) {
+    public init(lat: Double?, lon: Double?, place: String? = nil, radius: Double, q: String? = nil, kinds: [String]? = nil,
+                tags: [String]? = nil, openNow: Bool? = nil, at: Date? = nil, sort: SearchSort? = nil, limit: Int? = nil,
+                cursor: String? = nil) {
         self.lat = lat
         self.lon = lon
+        self.place = place
         self.radius = radius
         self.q = q
         self.kinds = kinds
@@ -103,7 +127,7 @@ public struct SearchRequest: ValidatedBody, Equatable {
     }
 
     public func validate() throws {
-        try GeoRules.center(lat: lat, lon: lon)
+        try GeoRules.center(lat: lat, lon: lon, place: place)
         try Check.range(radius, field: "radius", in: GeoRules.radius)
         try GeoRules.filters(q: q, kinds: kinds, tags: tags)
         _ = try Check.limit(limit)
@@ -208,9 +232,12 @@ public struct SearchReply: Codable, Sendable, Equatable {
     public struct Center: Codable, Sendable, Equatable {
         public var lat: Double
         public var lon: Double
-        public init(lat: Double, lon: Double) {
+        /// The place the request named, as the gazetteer resolved it.
+        public var place: Place?
+        public init(lat: Double, lon: Double, place: Place? = nil) {
             self.lat = lat
             self.lon = lon
+            self.place = place
         }
     }
 
@@ -255,21 +282,25 @@ public struct GeoStats: Codable, Sendable, Equatable {
 public struct UsersNearRequest: ValidatedBody, Equatable {
     public var lat: Double?
     public var lon: Double?
+    /// A place name instead of `lat` and `lon`, as in `geo.search`.
+    public var place: String?
     public var radius: Double
     /// Attributes a user must have, each equal.
     public var attributes: Attributes?
     public var limit: Int?
 
-    public init(lat: Double?, lon: Double?, radius: Double, attributes: Attributes? = nil, limit: Int? = nil) {
+    public init(lat: Double?, lon: Double?, place: String? = nil, radius: Double, attributes: Attributes? = nil,
+                limit: Int? = nil) {
         self.lat = lat
         self.lon = lon
+        self.place = place
         self.radius = radius
         self.attributes = attributes
         self.limit = limit
     }
 
     public func validate() throws {
-        try GeoRules.center(lat: lat, lon: lon)
+        try GeoRules.center(lat: lat, lon: lon, place: place)
         try Check.range(radius, field: "radius", in: GeoRules.radius)
         try attributes?.validate()
         _ = try Check.limit(limit)
@@ -289,5 +320,11 @@ public struct NearUser: Codable, Sendable, Equatable {
 
 public struct UsersNearReply: Codable, Sendable, Equatable {
     public var users: [NearUser]
-    public init(users: [NearUser]) { self.users = users }
+    /// The centre searched around, with the place when the request named one.
+    public var center: SearchReply.Center
+
+    public init(users: [NearUser], center: SearchReply.Center) {
+        self.users = users
+        self.center = center
+    }
 }

@@ -1,0 +1,119 @@
+import Foundation
+
+/// Every name of every place as a sorted list of search keys, for prefix lookups.
+///
+/// A key is a name's words (folded as `TextTerms` folds them) joined by one space,
+/// so "'s-Gravenhage", "S Gravenhage" and "s gravenhage" are the same key. Besides
+/// each whole name, the name from each later word on is a key too, so "york" finds
+/// "New York City" — ranked below names that start with it.
+///
+/// Keys live in one byte buffer and entries point into it: about 450,000 keys cost
+/// no more than their bytes and 12 bytes each, with no String per key.
+struct PlaceNames: Sendable {
+    /// How well a key matched a query; lower is better.
+    enum Quality: Int, Comparable, Sendable {
+        case name, alternateName, namePrefix, alternatePrefix, laterWord, laterWordPrefix
+
+        static func < (a: Quality, b: Quality) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    /// Where a key came from.
+    enum Source: UInt8, Sendable {
+        case name, alternateName, laterWord
+    }
+
+    private struct Entry: Sendable {
+        var offset: UInt32
+        var length: UInt16
+        var source: Source
+        var place: UInt32
+    }
+
+    private let bytes: [UInt8]
+    private let entries: [Entry]
+
+    /// Collects the keys of the places' names; `names(i)` gives place `i`'s name and
+    /// then its alternate names.
+    init(placeCount: Int, names: (Int) -> [String]) {
+        var bytes: [UInt8] = []
+        var entries: [Entry] = []
+        bytes.reserveCapacity(placeCount * 120)
+        entries.reserveCapacity(placeCount * 14)
+        for place in 0..<placeCount {
+            for (index, name) in names(place).enumerated() {
+                let key = Self.key(name)
+                guard !key.isEmpty, key.count <= Int(UInt16.max) else { continue }
+                let offset = bytes.count
+                bytes.append(contentsOf: key)
+                entries.append(Entry(offset: UInt32(offset), length: UInt16(key.count), source: index == 0 ? .name : .alternateName,
+                                     place: UInt32(place)))
+                // Each later word starts a key of its own, sharing the bytes.
+                for i in key.indices.dropFirst() where key[i - 1] == 0x20 {
+                    entries.append(Entry(offset: UInt32(offset + i), length: UInt16(key.count - i), source: .laterWord,
+                                         place: UInt32(place)))
+                }
+            }
+        }
+        bytes.withUnsafeBufferPointer { buffer in
+            entries.sort { a, b in
+                let order = Self.compare(buffer, a, buffer.baseAddress! + Int(b.offset), Int(b.length))
+                return order != 0 ? order < 0 : (a.place, a.source.rawValue) < (b.place, b.source.rawValue)
+            }
+        }
+        self.bytes = bytes
+        self.entries = entries
+    }
+
+    /// The key of a name or a query: its folded words, joined by one space.
+    static func key(_ text: String) -> [UInt8] {
+        var key: [UInt8] = []
+        TextTerms.forEachWord(in: text) { word in
+            if !key.isEmpty { key.append(0x20) }
+            key.append(contentsOf: word.utf8)
+        }
+        return key
+    }
+
+    var count: Int { entries.count }
+
+    /// Calls `body` with each place that has a key starting with `query`'s key, and
+    /// how well that key matched; a place may come more than once.
+    func forEachMatch(of query: [UInt8], _ body: (_ place: Int, _ quality: Quality) -> Void) {
+        guard !query.isEmpty else { return }
+        bytes.withUnsafeBufferPointer { buffer in
+            query.withUnsafeBufferPointer { q in
+                let qBase = q.baseAddress!, qLength = q.count
+                // The first entry not below the query.
+                var low = 0, high = entries.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if Self.compare(buffer, entries[mid], qBase, qLength) < 0 { low = mid + 1 } else { high = mid }
+                }
+                var index = low
+                while index < entries.count {
+                    let entry = entries[index]
+                    guard Int(entry.length) >= qLength,
+                          memcmp(buffer.baseAddress! + Int(entry.offset), qBase, qLength) == 0 else { break }
+                    let exact = Int(entry.length) == qLength
+                    let quality: Quality = switch entry.source {
+                    case .name: exact ? .name : .namePrefix
+                    case .alternateName: exact ? .alternateName : .alternatePrefix
+                    case .laterWord: exact ? .laterWord : .laterWordPrefix
+                    }
+                    body(Int(entry.place), quality)
+                    index += 1
+                }
+            }
+        }
+    }
+
+    /// Byte order of an entry's key against `length` bytes at `other`; a prefix
+    /// sorts before what it prefixes.
+    @inline(__always)
+    private static func compare(_ buffer: UnsafeBufferPointer<UInt8>, _ entry: Entry, _ other: UnsafePointer<UInt8>,
+                                _ length: Int) -> Int {
+        let own = Int(entry.length)
+        let order = memcmp(buffer.baseAddress! + Int(entry.offset), other, min(own, length))
+        return order != 0 ? Int(order) : own - length
+    }
+}

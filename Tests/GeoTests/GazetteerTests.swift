@@ -1,0 +1,125 @@
+import Contracts
+import Foundation
+@testable import Geo
+import Testing
+import Wire
+
+@Suite("The gazetteer: place names, nearest places, countries")
+struct GazetteerTests {
+    static let gazetteer: Gazetteer = {
+        // The shipped file; a test that cannot read it fails here.
+        try! Gazetteer.shared(from: try! Gazetteer.defaultFile())
+    }()
+
+    private func first(_ q: String, countryCode: String? = nil) -> String? {
+        Self.gazetteer.search(q, countryCode: countryCode, limit: 5).first.map { "\($0.name) \($0.countryCode)" }
+    }
+
+    @Test("names are found whatever the case, accents, punctuation or language they are written in")
+    func names() {
+        for q in ["Köln", "koln", "KOLN", "Koeln", "Cologne", "cologne", "Кёльн"] {
+            #expect(first(q) == "Köln DE", "\(q)")
+        }
+        for q in ["Den Haag", "den haag", "The Hague", "'s-Gravenhage", "s gravenhage", "La Haye"] {
+            #expect(first(q) == "The Hague NL", "\(q)")
+        }
+        #expect(first("Sao Paulo") == "São Paulo BR")
+        #expect(first("zurich") == "Zürich CH")
+        #expect(first("Утрехт") == "Utrecht NL")
+    }
+
+    @Test("prefixes match; the whole name beats a prefix, the own name an alternate one, the start a later word; then population")
+    func ranking() throws {
+        #expect(first("Utrec") == "Utrecht NL")
+        #expect(first("amster") == "Amsterdam NL")
+        // Paris, France is far larger than Paris, Texas; both are named exactly "Paris".
+        #expect(first("Paris") == "Paris FR")
+        #expect(first("Paris", countryCode: "US") == "Paris US")
+        // "York" is a place's whole name; "New York City" only has it as a later word.
+        let york = Self.gazetteer.search("york", limit: 100)
+        #expect(york.first?.name == "York")
+        let yorkNames = york.map(\.name)
+        let newYork = try #require(yorkNames.firstIndex(of: "New York City"))
+        #expect(yorkNames.firstIndex(of: "Yorkton").map { $0 < newYork } ?? true)
+        #expect(first("new york") == "New York City US")
+        // Every result really matches, and a limit is kept.
+        let springs = Self.gazetteer.search("spring", limit: 30)
+        #expect(springs.count == 30)
+        // Population decides among names of the same quality.
+        let exactSpringfields = Self.gazetteer.search("springfield", countryCode: "US", limit: 10).filter { $0.name == "Springfield" }
+        #expect(exactSpringfields.map(\.population) == exactSpringfields.map(\.population).sorted(by: >))
+        #expect(Self.gazetteer.search("Qxqzzv", limit: 10).isEmpty)
+    }
+
+    @Test("the nearest place to a point equals the nearest by brute force, across 180° and near the poles")
+    func reverse() throws {
+        let köln = try #require(Self.gazetteer.nearest(lat: 50.93333, lon: 6.95))
+        #expect(köln.place.name == "Köln")
+        #expect(köln.place.timezone == "Europe/Berlin")
+        #expect(köln.distance < 1)
+        var generator = SystemRandomNumberGenerator()
+        var points: [(Double, Double)] = [(-16.8, 179.99), (-16.8, -179.99), (89.9, 0), (-89.9, 45), (78.2, 15.6), (0, 0)]
+        for _ in 0..<200 {
+            points.append((Double.random(in: -90...90, using: &generator), Double.random(in: -180...180, using: &generator)))
+        }
+        let places = Self.gazetteer.places
+        for (lat, lon) in points {
+            let found = try #require(Self.gazetteer.nearest(lat: lat, lon: lon))
+            let best = places.indices.min { a, b in
+                let da = Sphere.distance(lat1: lat, lon1: lon, lat2: places[a].lat, lon2: places[a].lon)
+                let db = Sphere.distance(lat1: lat, lon1: lon, lat2: places[b].lat, lon2: places[b].lon)
+                return da != db ? da < db : a < b
+            }!
+            let bestDistance = Sphere.distance(lat1: lat, lon1: lon, lat2: places[best].lat, lon2: places[best].lon)
+            // The same place, or one exactly as far (the chord and the haversine may order a tie differently).
+            #expect(found.place.id == places[best].id || abs(found.distance - bestDistance) < 1e-6, "\(lat),\(lon)")
+        }
+    }
+
+    @Test("countries have their capital, currency, continent and flag")
+    func countries() throws {
+        let nl = try #require(Self.gazetteer.country(code: "nl"))
+        #expect(nl == Country(code: "NL", name: "The Netherlands", capital: "Amsterdam", population: nl.population, currencyCode: "EUR",
+                              currencyName: "Euro", continent: "EU", continentName: "Europe", flag: "🇳🇱"))
+        #expect(nl.population > 15_000_000)
+        #expect(Self.gazetteer.country(code: "JP")?.flag == "🇯🇵")
+        #expect(Self.gazetteer.country(code: "BR")?.continentName == "South America")
+        // Antarctica has no capital and no currency of its own.
+        let aq = try #require(Self.gazetteer.country(code: "AQ"))
+        #expect(aq.capital == nil && aq.currencyCode == nil && aq.continentName == "Antarctica")
+    }
+
+    @Test("through the socket: places.search, places.reverse, countries.get, and a place as the centre of a search")
+    func socket() throws {
+        let geo = try GeoFixture()
+        let places = try geo.client.call(GeoAPI.placesSearch, PlacesSearchRequest(q: "den haag"))
+        #expect(places.places.first?.id == "2747373")
+        #expect(places.places.first?.admin1 == "11")
+        let limited = try geo.client.call(GeoAPI.placesSearch, PlacesSearchRequest(q: "san", countryCode: "es", limit: 3)).places
+        #expect(limited.count == 3 && limited.allSatisfy { $0.countryCode == "ES" })
+
+        let reverse = try geo.client.call(GeoAPI.placesReverse, PlacesReverseRequest(lat: 52.0908, lon: 5.1222))
+        #expect(reverse.place.name == "Utrecht" && reverse.place.timezone == "Europe/Amsterdam")
+        #expect(try geo.client.call(GeoAPI.countriesGet, CountryRequest(code: "de")).country.flag == "🇩🇪")
+
+        let owner = try geo.user()
+        let burger = try geo.create(PostDraft(kind: "restaurant", title: "Burger Utrecht", lat: 52.09, lon: 5.12), token: owner.token)
+        _ = try geo.create(PostDraft(kind: "restaurant", title: "Burger Den Haag", lat: 52.08, lon: 4.30), token: owner.token)
+        try geo.catchUp()
+        let search = try geo.client.call(GeoAPI.search, SearchRequest(lat: nil, lon: nil, place: "utrecht", radius: 5_000, q: "burger"))
+        #expect(search.hits.map(\.id) == [burger.id])
+        #expect(search.center.place?.id == "2745912")
+        #expect(search.center.lat == search.center.place?.lat)
+        // Given a point, the reply names no place.
+        let byPoint = try geo.client.call(GeoAPI.search, SearchRequest(lat: 52.09, lon: 5.12, radius: 5_000))
+        #expect(byPoint.center == SearchReply.Center(lat: 52.09, lon: 5.12))
+
+        let me = try geo.user(), diver = try geo.user()
+        _ = try geo.authClient.call(AuthAPI.locationSet, LocationSetRequest(lat: 52.08, lon: 4.31, discoverable: true), token: diver.token)
+        try geo.catchUpWithAuth()
+        let near = try geo.client.call(GeoAPI.usersNear, UsersNearRequest(lat: nil, lon: nil, place: "Den Haag", radius: 10_000),
+                                       token: me.token)
+        #expect(near.users.map(\.userId) == [diver.id])
+        #expect(near.center.place?.name == "The Hague")
+    }
+}
