@@ -57,6 +57,10 @@ struct GeoHostileTests {
             ("reverse latitude -91", "places.reverse", #"{"lat":-91,"lon":0}"#, "invalid_argument lat"),
             ("a country code of three letters", "countries.get", #"{"code":"NLD"}"#, "invalid_argument code"),
             ("a country code that is no country", "countries.get", #"{"code":"ZZ"}"#, "invalid_argument code"),
+            ("a fence update without a token", "fences.update", "{\(at)}", "unauthenticated"),
+            ("a fence plan without lon", "fences.plan", #"{"lat":1}"#, "invalid_argument lon"),
+            ("a fence plan of 21", "fences.plan", "{\(at),\"max\":21}", "invalid_argument max"),
+            ("a fence plan of 0", "fences.plan", "{\(at),\"max\":0}", "invalid_argument max"),
             ("a body that is a list", "search", "[1]", "bad_request"),
             ("an unknown op", "teleport", "{}", "unknown_op"),
         ]

@@ -3,11 +3,15 @@ import Foundation
 import ServiceKit
 import Wire
 
-/// Geo's handlers: each checks its request and asks the index; no SQL, no IO.
+/// Geo's handlers: each checks its request and asks the indexes, and the store for
+/// the little geo writes (who is in which fence); no SQL of their own.
 struct GeoHandlers: Sendable {
     let index: PostIndex
     let users: UserIndex
     let gazetteer: Gazetteer
+    let fences: FenceIndex
+    let store: GeoStore
+    let fenceEvents: FenceEvents
     let stats: @Sendable () throws -> GeoStats
 
     func register(into router: inout Router) {
@@ -20,6 +24,8 @@ struct GeoHandlers: Sendable {
         router.read(GeoAPI.placesSearch, placesSearch)
         router.read(GeoAPI.placesReverse, lane: .front, placesReverse)
         router.read(GeoAPI.countriesGet, lane: .front, countriesGet)
+        router.write(GeoAPI.fencesUpdate, fencesUpdate)
+        router.read(GeoAPI.fencesPlan, lane: .front, fencesPlan)
         router.read(GeoAPI.stats) { _, _ in try stats() }
     }
 
@@ -87,6 +93,29 @@ struct GeoHandlers: Sendable {
             throw ServiceError.notFound("no country with code \(request.code.uppercased())")
         }
         return CountryReply(country: country)
+    }
+
+    func fencesUpdate(_ request: FenceUpdateRequest, _ context: RequestContext) throws -> Committed<FenceUpdateReply> {
+        let userId = try context.requireCaller().userID
+        let near = fences.snapshot.near(lat: request.lat, lon: request.lon)
+        let now = Date()
+        // Read, compare and write in one transaction: two updates of one user never
+        // both see the old state.
+        return try context.commit { db in
+            let crossing = FenceCrossing(wasInside: try store.fencesInside(of: userId, in: db), near: near)
+            try store.recordCrossing(of: userId, crossing, at: now, in: db)
+            db.afterNextTransaction { _ in
+                fenceEvents.send(.entered, userId: userId, postIds: crossing.entered, at: now)
+                fenceEvents.send(.exited, userId: userId, postIds: crossing.exited, at: now)
+            }
+            return FenceUpdateReply(entered: crossing.entered, exited: crossing.exited, inside: crossing.inside)
+        }
+    }
+
+    func fencesPlan(_ request: FencePlanRequest, _ context: RequestContext) throws -> FencePlanReply {
+        let nearest = fences.snapshot.nearest(lat: request.lat, lon: request.lon, count: request.max ?? GeoRules.fencePlanMax)
+        return FencePlanReply(regions: nearest.map { FenceRegion(postId: $0.fence.postId, lat: $0.fence.lat, lon: $0.fence.lon,
+                                                                 radius: $0.fence.radius) })
     }
 
     /// The centre a request gives: its `lat` and `lon` (which `validate` has made

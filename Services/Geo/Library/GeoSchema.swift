@@ -41,5 +41,19 @@ enum GeoSchema {
                 CREATE TABLE deleted_user (user_id TEXT PRIMARY KEY NOT NULL);
                 """)
         }
+        migrator.registerMigration("geo-3") { db in
+            try db.execute(sql: """
+                -- The fences (posts with a notify radius) each user is in, as of their
+                -- last geo.fences.update: what the next update compares against.
+                CREATE TABLE fence_inside (
+                    user_id TEXT NOT NULL,
+                    post_id TEXT NOT NULL,
+                    entered_at REAL NOT NULL,
+                    PRIMARY KEY (user_id, post_id)
+                ) WITHOUT ROWID;
+                -- A fence that goes away lets out everyone inside it.
+                CREATE INDEX fence_inside_post ON fence_inside(post_id);
+                """)
+        }
     }
 }

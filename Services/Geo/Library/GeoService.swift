@@ -13,6 +13,8 @@ public final class GeoService: RunnableService {
     public let index: PostIndex
     let store: GeoStore
     public let users: UserIndex
+    public let fences: FenceIndex
+    private let fenceEvents: FenceEvents
     let postFollower: ChangeFollower<PostChange>
     let userFollower: ChangeFollower<UserChange>
     private let server: Server
@@ -34,7 +36,15 @@ public final class GeoService: RunnableService {
         }
         let index = PostIndex()
         let started = Date()
-        try index.load { add in try store.forEachPost(add) }
+        let fences = FenceIndex()
+        var fencePosts: [PostIndex.Change] = []
+        try index.load { add in
+            try store.forEachPost { post in
+                if post.notifyRadius != nil { fencePosts.append(.upsert(post)) }
+                add(post)
+            }
+        }
+        fences.apply(fencePosts)
         logger.info("geo index ready", metadata: ["posts": "\(index.count)",
                                                   "seconds": "\((Date().timeIntervalSince(started) * 100).rounded() / 100)"])
 
@@ -42,6 +52,7 @@ public final class GeoService: RunnableService {
         let users = UserIndex()
         users.apply(try store.homes().map { .set($0) })
         let deletedUsers = DeletedUsers(try store.deletedUsers())
+        let fenceEvents = FenceEvents()
 
         let catalogue = settings.endpoints(of: CatalogueAPI.service)
         let postFollower = ChangeFollower(
@@ -49,9 +60,16 @@ public final class GeoService: RunnableService {
                         op: CatalogueAPI.changes),
             database: database, logger: logger
         ) { changes, db in
-            let applied = try store.apply(changes, in: db)
-            // The index shows a change once it is committed, never before.
-            db.afterNextTransaction { _ in index.apply(applied) }
+            let applied = try store.apply(changes, wasFence: fences.contains, in: db)
+            // The indexes show a change once it is committed, never before.
+            db.afterNextTransaction { _ in
+                index.apply(applied.changes)
+                fences.apply(applied.changes)
+                let now = Date()
+                for (userId, postId) in applied.fencesLeft {
+                    fenceEvents.send(.exited, userId: userId, postIds: [postId], at: now)
+                }
+            }
         }
         let auth = settings.endpoints(of: AuthAPI.service)
         let userFollower = ChangeFollower(
@@ -66,7 +84,7 @@ public final class GeoService: RunnableService {
             }
         }
         var router = Router(service: GeoAPI.service)
-        GeoHandlers(index: index, users: users, gazetteer: gazetteer) {
+        GeoHandlers(index: index, users: users, gazetteer: gazetteer, fences: fences, store: store, fenceEvents: fenceEvents) {
             GeoStats(posts: index.count, users: users.count,
                      lag: [CatalogueAPI.service: try postFollower.lag(), AuthAPI.service: try userFollower.lag()],
                      memoryBytes: index.memoryBytes)
@@ -74,10 +92,13 @@ public final class GeoService: RunnableService {
 
         self.store = store
         self.index = index
+        self.fences = fences
+        self.fenceEvents = fenceEvents
         self.postFollower = postFollower
         self.users = users
         self.userFollower = userFollower
-        self.housekeeper = Housekeeper(tasks: [.checkpoint(database)], logger: logger)
+        // Kept replies of geo.fences.update are forgotten after a while, as elsewhere.
+        self.housekeeper = Housekeeper(tasks: [.forgetKeptReplies(in: database), .checkpoint(database)], logger: logger)
         self.server = Server(
             configuration: .init(service: GeoAPI.service, endpoint: settings.endpoint, workers: settings.workers),
             router: router, database: database, verifier: try TokenVerifier.forService(settings),
@@ -88,6 +109,9 @@ public final class GeoService: RunnableService {
     public var endpoint: String { server.endpoint }
 
     public func start() throws {
+        if let events = settings.eventsEndpoint {
+            fenceEvents.open(try EventPublisher(endpoint: events))
+        }
         try server.start()
         postFollower.start()
         userFollower.start()
@@ -99,5 +123,6 @@ public final class GeoService: RunnableService {
         userFollower.stop()
         server.stop()
         housekeeper.stop()
+        fenceEvents.close()
     }
 }

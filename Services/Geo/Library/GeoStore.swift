@@ -9,11 +9,25 @@ struct GeoStore: Sendable {
     let database: ServiceDatabase
     private static let tagSeparator: Character = "\u{1F}"
 
+    /// What a batch of `catalogue.changes` did, for the in-memory indexes and events.
+    struct AppliedPosts {
+        var changes: [PostIndex.Change] = []
+        /// Users let out of fences that went away: (user, fence post id).
+        var fencesLeft: [(userId: String, postId: String)] = []
+    }
+
     /// Applies a batch of `catalogue.changes` to the post table, inside the
-    /// follower's transaction; returns the same changes for the index.
-    func apply(_ changes: [PostChange], in db: Database) throws -> [PostIndex.Change] {
-        var applied: [PostIndex.Change] = []
-        applied.reserveCapacity(changes.count)
+    /// follower's transaction. `wasFence` tells which posts were fences before the
+    /// batch: only those can have users inside to let out when they stop being one.
+    func apply(_ changes: [PostChange], wasFence: (String) -> Bool, in db: Database) throws -> AppliedPosts {
+        var applied = AppliedPosts()
+        applied.changes.reserveCapacity(changes.count)
+        let letOut = try db.cachedStatement(sql: "DELETE FROM fence_inside WHERE post_id = ? RETURNING user_id")
+        func endFence(_ postId: String) throws {
+            guard wasFence(postId) else { return }
+            let users = try String.fetchAll(letOut, arguments: [postId])
+            applied.fencesLeft += users.map { ($0, postId) }
+        }
         let upsert = try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO post (id, owner_id, kind, title, text, lat, lon, category, tags, ref, hours, timezone,
                                          notify_radius, rating_average, rating_count, created_at)
@@ -31,13 +45,33 @@ struct GeoStore: Sendable {
                     indexed.timezone, indexed.notifyRadius, indexed.rating.average, indexed.rating.count,
                     indexed.createdAt.timeIntervalSince1970,
                 ])
-                applied.append(.upsert(indexed))
+                if indexed.notifyRadius == nil { try endFence(indexed.id) }
+                applied.changes.append(.upsert(indexed))
             case .deleted:
                 try delete.execute(arguments: [change.postId])
-                applied.append(.delete(change.postId))
+                try endFence(change.postId)
+                applied.changes.append(.delete(change.postId))
             }
         }
         return applied
+    }
+
+    // MARK: Fences
+
+    /// The fences `userId` was in after their last update.
+    func fencesInside(of userId: String, in db: Database) throws -> Set<String> {
+        Set(try String.fetchAll(db.cachedStatement(sql: "SELECT post_id FROM fence_inside WHERE user_id = ?"), arguments: [userId]))
+    }
+
+    func recordCrossing(of userId: String, _ crossing: FenceCrossing, at instant: Date, in db: Database) throws {
+        let enter = try db.cachedStatement(sql: "INSERT OR IGNORE INTO fence_inside (user_id, post_id, entered_at) VALUES (?, ?, ?)")
+        for postId in crossing.entered {
+            try enter.execute(arguments: [userId, postId, instant.timeIntervalSince1970])
+        }
+        let leave = try db.cachedStatement(sql: "DELETE FROM fence_inside WHERE user_id = ? AND post_id = ?")
+        for postId in crossing.exited {
+            try leave.execute(arguments: [userId, postId])
+        }
     }
 
     /// Calls `body` with every stored post, streaming (a million do not sit in memory at once).
@@ -76,6 +110,7 @@ struct GeoStore: Sendable {
             }
             if change.type == .deleted {
                 try db.execute(sql: "INSERT OR IGNORE INTO deleted_user (user_id) VALUES (?)", arguments: [change.userId])
+                try db.execute(sql: "DELETE FROM fence_inside WHERE user_id = ?", arguments: [change.userId])
             }
         }
         return applied

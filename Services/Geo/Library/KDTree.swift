@@ -98,21 +98,27 @@ final class KDTree: Sendable {
     }
 
     /// The slot of the point nearest to `center` (the smaller slot on a tie), or nil
-    /// for an empty tree. Depth first, nearer child first, skipping boxes farther
-    /// than the best point so far.
+    /// for an empty tree.
     func nearest(to center: UnitVector) -> Int? {
-        guard !points.isEmpty else { return nil }
-        var best: (chord: Double, slot: Int32)?
+        nearest(to: center, count: 1).first
+    }
+
+    /// The slots of the `count` points nearest to `center` by chord, nearest first
+    /// (the smaller slot on a tie). Depth first, nearer child first, skipping boxes
+    /// farther than the worst point kept once `count` are kept.
+    func nearest(to center: UnitVector, count: Int) -> [Int] {
+        guard !points.isEmpty, count > 0 else { return [] }
+        var kept = BoundedHeap<(chord: Double, slot: Int32)>(capacity: count) { a, b in
+            a.chord != b.chord ? a.chord < b.chord : a.slot < b.slot
+        }
         var stack: [Int] = [0]
         while let node = stack.popLast() {
             let box = nodes[node]
-            if let best, box.distanceSquared(to: center) > best.chord { continue }
+            if kept.isFull, let worst = kept.worst, box.distanceSquared(to: center) > worst.chord { continue }
             if isLeaf(node) {
                 for index in Int(box.start)..<Int(box.end) {
                     let point = points[index]
-                    let chord = center.chordSquared(to: UnitVector(x: point.x, y: point.y, z: point.z))
-                    if let known = best, chord > known.chord || (chord == known.chord && point.slot > known.slot) { continue }
-                    best = (chord, point.slot)
+                    kept.offer((center.chordSquared(to: UnitVector(x: point.x, y: point.y, z: point.z)), point.slot))
                 }
             } else {
                 let left = 2 * node + 1, right = 2 * node + 2
@@ -126,7 +132,7 @@ final class KDTree: Sendable {
                 }
             }
         }
-        return best.map { Int($0.slot) }
+        return kept.sorted().map { Int($0.slot) }
     }
 
     private static func build(node: Int, range: Range<Int>, points: UnsafeMutableBufferPointer<TreePoint>, nodes: inout [Node]) {

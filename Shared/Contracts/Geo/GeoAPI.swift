@@ -13,8 +13,13 @@ public enum GeoAPI {
     public static let placesReverse = Op<PlacesReverseRequest, PlaceReverseReply>("geo.places.reverse", access: .anyone,
                                                                                   effect: .read)
     public static let countriesGet = Op<CountryRequest, CountryReply>("geo.countries.get", access: .anyone, effect: .read)
+    public static let fencesUpdate = Op<FenceUpdateRequest, FenceUpdateReply>("geo.fences.update", access: .user, effect: .write)
+    public static let fencesPlan = Op<FencePlanRequest, FencePlanReply>("geo.fences.plan", access: .anyone, effect: .read)
     public static let stats = Op<Empty, GeoStats>("geo.stats", access: .anyone, effect: .read)
     public static let health = HealthAPI.health(service)
+
+    /// The PUB topic of one user's fence crossings (body: `FenceEvent`).
+    public static func fenceTopic(userId: String) -> String { "geo.fence/\(userId)/" }
 }
 
 /// What geo's rules allow, shared by its requests.
@@ -34,6 +39,10 @@ public enum GeoRules {
     /// `geo.users.near` reports distances in bands of this many metres, rounded up.
     public static let userDistanceBand = 500.0
     public static let placesDefaultLimit = 10
+    /// A user inside a fence of radius r leaves it beyond this many times r, so one
+    /// standing on the edge does not flicker in and out.
+    public static let fenceExitFactor = 1.1
+    public static let fencePlanMax = 20
 
     static func filters(q: String?, kinds: [String]?, tags: [String]?) throws {
         if let q { try Check.length(q, field: "q", in: 0...maxQuery) }
