@@ -66,7 +66,7 @@ struct IndexPropertyTests {
         init(seed: UInt64, count: Int) {
             var random = Seeded(state: seed)
             let initial = (0..<count / 2).map { IndexPropertyTests.randomPost($0, using: &random) }
-            index.load { add in initial.forEach(add) }
+            index.load(expectedCount: initial.count) { add in initial.forEach(add) }
             for post in initial { posts[post.id] = post }
             var next = count / 2
             while next < count {

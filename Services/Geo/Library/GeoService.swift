@@ -38,7 +38,7 @@ public final class GeoService: RunnableService {
         let started = Date()
         let fences = FenceIndex()
         var fencePosts: [PostIndex.Change] = []
-        try index.load { add in
+        try index.load(expectedCount: try store.postCount()) { add in
             try store.forEachPost { post in
                 if post.notifyRadius != nil { fencePosts.append(.upsert(post)) }
                 add(post)

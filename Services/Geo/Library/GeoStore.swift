@@ -74,6 +74,11 @@ struct GeoStore: Sendable {
         }
     }
 
+    /// How many posts are stored (SQLite counts them from the id index: ~20 ms a million).
+    func postCount() throws -> Int {
+        try database.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM post") ?? 0 }
+    }
+
     /// Calls `body` with every stored post, streaming (a million do not sit in memory at once).
     func forEachPost(_ body: (IndexedPost) throws -> Void) throws {
         try database.pool.read { db in

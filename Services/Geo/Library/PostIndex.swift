@@ -1,5 +1,6 @@
 import Foundation
 import OpeningHours
+import ServiceKit
 import Wire
 
 /// The in-memory index of every post geo knows: where each is, its words, and what
@@ -57,14 +58,43 @@ public final class PostIndex: @unchecked Sendable {
     public var count: Int { lock.withReadLock { liveCount } }
 
     /// Adds the posts `fill` hands over (at start-up) and makes one tree of them.
-    func load(_ fill: ((IndexedPost) -> Void) throws -> Void) rethrows {
-        try lock.withWriteLock {
-            try fill { insertRecord($0) }
-            let points = pending.map { TreePoint(UnitVector(lat: records[Int($0)].lat, lon: records[Int($0)].lon), slot: $0) }
-            pending.removeAll()
-            if !points.isEmpty { trees.append(KDTree(points: points)) }
+    ///
+    /// `fill` runs on the calling thread and each post's words are split there;
+    /// another thread indexes them meanwhile, so start-up takes about the longer of
+    /// the two rather than their sum. `expectedCount` sizes the id table.
+    func load(expectedCount: Int, _ fill: ((IndexedPost) -> Void) throws -> Void) rethrows {
+        let pipe = BatchPipe<PreparedPost>(capacity: 16)
+        let indexer = ServiceThread(name: "geo-load") { [self] in
+            lock.withWriteLock {
+                records.reserveCapacity(expectedCount)
+                alive.reserveCapacity(expectedCount)
+                slots.reserve(expectedCount, idOf: { self.records[Int($0)].id }, bytes: bytes)
+                while let batch = pipe.next() {
+                    for post in batch { insertRecord(post) }
+                }
+                let points = pending.map { TreePoint(UnitVector(lat: records[Int($0)].lat, lon: records[Int($0)].lon), slot: $0) }
+                pending.removeAll()
+                if !points.isEmpty { trees.append(KDTree(points: points)) }
+            }
+        }
+        var batch: [PreparedPost] = []
+        batch.reserveCapacity(Self.loadBatch)
+        // Whether `fill` finishes or throws, the indexer gets the rest and ends.
+        defer {
+            if !batch.isEmpty { pipe.send(batch) }
+            pipe.finish()
+            indexer.join()
+        }
+        try fill { post in
+            batch.append(PreparedPost(post))
+            if batch.count == Self.loadBatch {
+                pipe.send(batch)
+                batch.removeAll(keepingCapacity: true)
+            }
         }
     }
+
+    private static let loadBatch = 2048
 
     enum Change: Sendable {
         case upsert(IndexedPost)
@@ -76,7 +106,7 @@ public final class PostIndex: @unchecked Sendable {
         lock.withWriteLock {
             for change in changes {
                 switch change {
-                case .upsert(let post): insertRecord(post)
+                case .upsert(let post): insertRecord(PreparedPost(post))
                 case .delete(let id):
                     if let old = slots.remove(id, idOf: { records[Int($0)].id }, bytes: bytes) { kill(old) }
                 }
@@ -123,23 +153,42 @@ public final class PostIndex: @unchecked Sendable {
         }
     }
 
-    private func insertRecord(_ post: IndexedPost) {
+    /// What can be worked out from a post alone, on any thread: its words and
+    /// the forms of its title and tags a record keeps.
+    struct PreparedPost: Sendable {
+        var post: IndexedPost
+        var foldedTitle: String
+        var tagsJSON: [UInt8]
+        /// The words of its title, text, category and tags, repeats included.
+        var words: [String]
+
+        init(_ post: IndexedPost) {
+            self.post = post
+            foldedTitle = TextTerms.fold(post.title)
+            var tagsWriter = JSONWriter(capacity: 64)
+            tagsWriter.write(post.tags)
+            tagsJSON = tagsWriter.bytes
+            var words: [String] = []
+            for field in [post.title, post.text, post.category ?? ""] + post.tags {
+                TextTerms.forEachWord(in: field) { words.append($0) }
+            }
+            self.words = words
+        }
+    }
+
+    private func insertRecord(_ prepared: PreparedPost) {
+        let post = prepared.post
         let slot = Int32(records.count)
         var strings: [UInt8] = []
         strings.append(contentsOf: post.id.utf8)
         strings.append(contentsOf: post.title.utf8)
-        let folded = TextTerms.fold(post.title)
-        let foldedLength = folded == post.title ? 0 : folded.utf8.count
-        if foldedLength > 0 { strings.append(contentsOf: folded.utf8) }
-        var tagsWriter = JSONWriter(capacity: 64)
-        tagsWriter.write(post.tags)
-        strings.append(contentsOf: tagsWriter.bytes)
+        let foldedLength = prepared.foldedTitle == post.title ? 0 : prepared.foldedTitle.utf8.count
+        if foldedLength > 0 { strings.append(contentsOf: prepared.foldedTitle.utf8) }
+        strings.append(contentsOf: prepared.tagsJSON)
         if let ref = post.ref { strings.append(contentsOf: ref.utf8) }
 
         var wordIDs = Set<UInt32>()
-        for field in [post.title, post.text, post.category ?? ""] + post.tags {
-            TextTerms.forEachWord(in: field) { wordIDs.insert(vocabulary.intern($0)) }
-        }
+        for word in prepared.words { wordIDs.insert(vocabulary.intern(word)) }
         var tagIDs = Set<UInt32>()
         for tag in post.tags { tagIDs.insert(internTag(tag)) }
         let sortedWords = wordIDs.sorted(), sortedTags = tagIDs.sorted()
@@ -150,7 +199,7 @@ public final class PostIndex: @unchecked Sendable {
             ratingAverage: post.rating.average ?? -1, ratingCount: Int32(clamping: post.rating.count),
             kind: internKind(post.kind), owner: internOwner(post.ownerId), schedule: internSchedule(post.hours, post.timezone),
             strings: bytes.append(strings), idLength: UInt8(post.id.utf8.count), titleLength: UInt16(post.title.utf8.count),
-            foldedLength: UInt16(foldedLength), tagsLength: UInt16(tagsWriter.bytes.count),
+            foldedLength: UInt16(foldedLength), tagsLength: UInt16(prepared.tagsJSON.count),
             refLength: UInt16(post.ref?.utf8.count ?? 0), terms: terms.append(sortedWords + sortedTags),
             tagCount: UInt16(sortedTags.count))
         records.append(record)
