@@ -96,7 +96,8 @@ struct CatalogueHandlers: Sendable {
         var writer = JSONWriter(capacity: 64 + page.posts.reduce(0) { $0 + $1.count + 1 })
         writer.appendASCII("{\"posts\":")
         writer.writeRawArray(page.posts)
-        writer.appendASCII(",\"total\":\(page.total)")
+        writer.appendASCII(",\"total\":")
+        writer.write(Int64(page.total))
         if let next = page.nextSeq {
             writer.appendASCII(",\"nextCursor\":")
             writer.write(PostCursor.encode(next))
@@ -251,7 +252,9 @@ struct CatalogueHandlers: Sendable {
 
     private static func array(_ key: String, _ items: [[UInt8]]) -> RawJSON {
         var writer = JSONWriter(capacity: 16 + items.reduce(0) { $0 + $1.count + 1 })
-        writer.appendASCII("{\"\(key)\":")
+        writer.appendASCII("{")
+        writer.write(key)
+        writer.appendASCII(":")
         writer.writeRawArray(items)
         writer.appendASCII("}")
         return RawJSON(writer.bytes)

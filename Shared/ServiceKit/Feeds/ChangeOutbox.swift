@@ -74,7 +74,8 @@ public struct ChangeOutbox: Sendable {
             let seq: Int64 = row[0]
             let start = writer.bytes.count
             if count > 0 { writer.appendASCII(",") }
-            writer.appendASCII("{\"seq\":\(seq)")
+            writer.appendASCII("{\"seq\":")
+            writer.write(seq)
             if let payload: String = row[2] {
                 // The stored object minus its opening brace, after the seq.
                 if payload.utf8.count > 2 { writer.appendASCII(",") }
@@ -93,7 +94,9 @@ public struct ChangeOutbox: Sendable {
             lastSeq = seq
             count += 1
         }
-        writer.appendASCII("],\"lastSeq\":\(lastSeq)}")
+        writer.appendASCII("],\"lastSeq\":")
+        writer.write(lastSeq)
+        writer.appendASCII("}")
         return RawJSON(writer.bytes)
     }
 

@@ -46,7 +46,7 @@ public struct JSONWriter {
 
     public mutating func write(_ number: JSONNumber) {
         switch number {
-        case .integer(let value): appendASCII(String(value))
+        case .integer(let value): write(Int64(value))
         case .double(let value): write(value)
         }
     }
@@ -56,13 +56,28 @@ public struct JSONWriter {
     public mutating func write(_ value: Double) {
         guard value.isFinite else { appendASCII("null"); return }
         if value.rounded() == value, abs(value) < 1e15 {
-            appendASCII(String(Int64(value)))
+            write(Int64(value))
         } else {
-            appendASCII(String(value))
+            appendText(String(value))
         }
     }
 
-    public mutating func write(_ value: Int64) { appendASCII(String(value)) }
+    public mutating func write(_ value: Int64) {
+        // Digits straight into the buffer: numbers are most of a search reply.
+        guard value != .min else { appendText(String(value)); return }
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 19 digits
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - count)...]))
+        }
+    }
 
     public mutating func write(_ string: String) {
         var string = string
@@ -81,6 +96,12 @@ public struct JSONWriter {
     /// Writes UTF-8 bytes as a JSON string (a string kept as bytes in an index).
     public mutating func writeString(utf8: UnsafeBufferPointer<UInt8>) {
         bytes.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copy them whole.
+        if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            bytes.append(contentsOf: utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
@@ -118,8 +139,14 @@ public struct JSONWriter {
         bytes.removeSubrange(count...)
     }
 
-    public mutating func appendASCII(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
+    private mutating func appendText(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends a literal, copied from the binary with no `String` made.
+    public mutating func appendASCII(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
