@@ -49,6 +49,9 @@ public final class GeoService: RunnableService {
                                                   "seconds": "\((Date().timeIntervalSince(started) * 100).rounded() / 100)"])
 
         let gazetteer = try gazetteerLoad.value()
+        // Loading left freed batches and strings in the loading threads' malloc arenas:
+        // give those pages back, or they count against geo for as long as it runs.
+        Self.returnFreedMemory()
         let users = UserIndex()
         users.apply(try store.homes().map { .set($0) })
         let deletedUsers = DeletedUsers(try store.deletedUsers())
@@ -103,6 +106,14 @@ public final class GeoService: RunnableService {
             configuration: .init(service: GeoAPI.service, endpoint: settings.endpoint, workers: settings.workers),
             router: router, database: database, verifier: try TokenVerifier.forService(settings),
             callerCheck: deletedUsers.check, logger: logger)
+    }
+
+    /// glibc's `malloc_trim`, looked up at run time: Swift's Glibc module does not
+    /// export it, and another C library may not have it (then this does nothing).
+    private static func returnFreedMemory() {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+        typealias MallocTrim = @convention(c) (Int) -> Int32
+        _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
     }
 
     /// Where clients connect (with the port a `:*` endpoint was given).
