@@ -69,11 +69,9 @@ public final class PostIndex: @unchecked Sendable {
                 records.reserveCapacity(expectedCount)
                 alive.reserveCapacity(expectedCount)
                 slots.reserve(expectedCount, idOf: { self.records[Int($0)].id }, bytes: bytes)
-                vocabulary.beginLoading()
                 while let batch = pipe.next() {
                     for post in batch { insertRecord(post) }
                 }
-                vocabulary.endLoading()
                 let points = pending.map { TreePoint(UnitVector(lat: records[Int($0)].lat, lon: records[Int($0)].lon), slot: $0) }
                 pending.removeAll()
                 if !points.isEmpty { trees.append(KDTree(points: points)) }

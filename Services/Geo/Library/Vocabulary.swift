@@ -7,14 +7,13 @@ struct Vocabulary: Sendable {
     private var ids: [String: UInt32] = [:]
     private(set) var words: [String] = []
     private(set) var postings: [[Int32]] = []
-    /// Word ids ordered by the words' UTF-8 bytes, for prefix lookups; words added
-    /// since the last merge wait in `unsorted`, which lookups scan.
+    /// Word ids ordered by the words' UTF-8 bytes, for prefix lookups, in two runs:
+    /// `recent` takes each new word in its place (a small array, so inserting is a
+    /// short move) and is merged into `sorted` when it fills, so neither a stream of
+    /// new words nor a lookup ever walks more than it must.
     private var sorted: [UInt32] = []
-    private var unsorted: [UInt32] = []
-    /// How many words may wait unsorted: few while serving, as every prefix lookup
-    /// scans them; unlimited while loading, which sorts once at the end.
-    private var unsortedLimit = Self.servingLimit
-    private static let servingLimit = 256
+    private var recent: [UInt32] = []
+    private static let recentLimit = 4096
 
     func id(of word: String) -> UInt32? { ids[word] }
 
@@ -25,8 +24,8 @@ struct Vocabulary: Sendable {
         ids[word] = id
         words.append(word)
         postings.append([])
-        unsorted.append(id)
-        if unsorted.count > unsortedLimit { mergeUnsorted() }
+        recent.insert(id, at: Self.firstIndex(in: recent, notBelow: word, words: words))
+        if recent.count > Self.recentLimit { mergeRecent() }
         return id
     }
 
@@ -34,56 +33,54 @@ struct Vocabulary: Sendable {
         postings[Int(id)].append(slot)
     }
 
-    /// While loading, new words are sorted once at `endLoading`.
-    mutating func beginLoading() { unsortedLimit = .max }
-
-    mutating func endLoading() {
-        unsortedLimit = Self.servingLimit
-        mergeUnsorted()
-    }
-
     /// Ids of the words that start with `prefix`, ascending.
     func ids(withPrefix prefix: String) -> [UInt32] {
         var found: [UInt32] = []
-        // The first sorted word not below the prefix; every match follows it.
-        var low = 0, high = sorted.count
+        func collect(_ run: [UInt32]) {
+            // The first word not below the prefix; every match follows it.
+            var index = Self.firstIndex(in: run, notBelow: prefix, words: words)
+            while index < run.count, Self.compare(words[Int(run[index])], prefix, prefixOnly: true) == 0 {
+                found.append(run[index])
+                index += 1
+            }
+        }
+        collect(sorted)
+        collect(recent)
+        return found.sorted()
+    }
+
+    private static func firstIndex(in run: [UInt32], notBelow word: String, words: [String]) -> Int {
+        var low = 0, high = run.count
         while low < high {
             let middle = (low + high) / 2
-            if Self.compare(words[Int(sorted[middle])], prefix, prefixOnly: false) < 0 { low = middle + 1 } else { high = middle }
+            if compare(words[Int(run[middle])], word, prefixOnly: false) < 0 { low = middle + 1 } else { high = middle }
         }
-        while low < sorted.count, Self.compare(words[Int(sorted[low])], prefix, prefixOnly: true) == 0 {
-            found.append(sorted[low])
-            low += 1
-        }
-        for id in unsorted where Self.compare(words[Int(id)], prefix, prefixOnly: true) == 0 { found.append(id) }
-        return found.sorted()
+        return low
     }
 
     var memoryBytes: Int {
         words.reduce(0) { $0 + 48 + $1.utf8.count } + postings.reduce(0) { $0 + 32 + $1.capacity * 4 }
-            + (sorted.count + unsorted.count) * 4
+            + (sorted.count + recent.count) * 4
     }
 
-    /// Sorts the waiting words and merges them into `sorted`.
-    private mutating func mergeUnsorted() {
-        guard !unsorted.isEmpty else { return }
+    /// Merges `recent` into `sorted`.
+    private mutating func mergeRecent() {
         let words = self.words
         let before = { (a: UInt32, b: UInt32) in Self.compare(words[Int(a)], words[Int(b)], prefixOnly: false) < 0 }
-        unsorted.sort(by: before)
         var merged: [UInt32] = []
-        merged.reserveCapacity(sorted.count + unsorted.count)
+        merged.reserveCapacity(sorted.count + recent.count)
         var i = 0, j = 0
-        while i < sorted.count, j < unsorted.count {
-            if before(unsorted[j], sorted[i]) {
-                merged.append(unsorted[j]); j += 1
+        while i < sorted.count, j < recent.count {
+            if before(recent[j], sorted[i]) {
+                merged.append(recent[j]); j += 1
             } else {
                 merged.append(sorted[i]); i += 1
             }
         }
         merged.append(contentsOf: sorted[i...])
-        merged.append(contentsOf: unsorted[j...])
+        merged.append(contentsOf: recent[j...])
         sorted = merged
-        unsorted.removeAll()
+        recent.removeAll(keepingCapacity: true)
     }
 
     /// Byte order of `word` against `other`; with `prefixOnly`, 0 when `word` starts

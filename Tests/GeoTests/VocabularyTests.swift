@@ -1,0 +1,26 @@
+@testable import Geo
+import Testing
+
+@Suite("Vocabulary prefix lookups")
+struct VocabularyTests {
+    @Test("words found by prefix equal a scan of all words, across merges of recent words into the sorted run")
+    func prefixes() {
+        var vocabulary = Vocabulary()
+        var generator = SystemRandomNumberGenerator()
+        let letters = Array("abcdeéz".unicodeScalars)
+        var words: [String] = []
+        // Enough new words for several merges (4,096 wait at most), checked as they grow.
+        for round in 0..<12_000 {
+            let length = Int.random(in: 1...6, using: &generator)
+            let word = String(String.UnicodeScalarView((0..<length).map { _ in letters.randomElement(using: &generator)! }))
+            if vocabulary.id(of: word) == nil { words.append(word) }
+            _ = vocabulary.intern(word)
+            guard round % 3_000 == 2_999 else { continue }
+            for prefix in ["a", "ab", "é", "zé", "abcde", "q", ""] {
+                let expected = words.indices.filter { words[$0].utf8.starts(with: prefix.utf8) }
+                    .map { vocabulary.id(of: words[$0])! }.sorted()
+                #expect(vocabulary.ids(withPrefix: prefix) == expected, "prefix \(prefix) after \(round + 1) words")
+            }
+        }
+    }
+}
