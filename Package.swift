@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "auth-service", targets: ["AuthServiceMain"]),
         .executable(name: "catalogue-service", targets: ["CatalogueServiceMain"]),
         .executable(name: "geo-service", targets: ["GeoServiceMain"]),
+        .executable(name: "favourites-service", targets: ["FavouritesServiceMain"]),
         .executable(name: "hereabouts-bench", targets: ["Benchmarks"]),
     ],
     dependencies: [
@@ -160,6 +161,27 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "Favourites",
+            dependencies: [
+                "ServiceKit", "Contracts", "Wire",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/Favourites/Library",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FavouritesServiceMain",
+            dependencies: [
+                "Favourites", "ServiceKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/Favourites/Executable",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Tests
         .testTarget(
             name: "ZeroMQTests",
@@ -217,13 +239,28 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Auth and catalogue started in-process, for the services that follow them.
+        .target(
+            name: "StackFixtures",
+            dependencies: ["Auth", "Catalogue", "ServiceKit", "ServiceKitTesting", "ServiceClient", "Wire", "Contracts"],
+            path: "Tests/StackFixtures",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "GeoTests",
             dependencies: [
                 "Geo", "Catalogue", "Auth", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
-                "OpeningHours",
+                "OpeningHours", "StackFixtures",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FavouritesTests",
+            dependencies: [
+                "Favourites", "StackFixtures", "ServiceKit", "ServiceKitTesting", "ServiceClient", "Wire", "Contracts",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,45 +1,29 @@
 import Contracts
 import Foundation
-@testable import Auth
-@testable import Catalogue
 @testable import Geo
 import ServiceClient
 import ServiceKit
 import ServiceKitTesting
+import StackFixtures
 import Wire
 
 /// Auth, catalogue and geo running in this process, each on its own endpoint, with
-/// geo following catalogue's feed.
+/// geo following catalogue's and auth's feeds.
 final class GeoFixture {
-    let stack: TestStack
-    let auth: AuthService
-    let catalogue: CatalogueService
+    let upstream: Upstream
     private(set) var geo: GeoService
-    let authClient: ServiceClient
-    let catalogueClient: ServiceClient
     let client: ServiceClient
-    private var counter = 0
+
+    var stack: TestStack { upstream.stack }
+    var authClient: ServiceClient { upstream.authClient }
+    var catalogueClient: ServiceClient { upstream.catalogueClient }
 
     init() throws {
-        stack = try TestStack()
-        var options = AuthService.Options(hashWorkers: 1)
-        options.scrypt = ScryptParameters(logN: 10, r: 8, p: 1)
-        auth = try AuthService(settings: try stack.settings(for: "auth"), options: options, logger: TestStack.logger("auth"))
-        try stack.start(auth)
-        var environment = stack.environment
-        environment["HEREABOUTS_RATE_LIMIT"] = "0"
-        catalogue = try CatalogueService(settings: try ServiceSettings(service: "catalogue", overrides: .init(workers: 2),
-                                                                       environment: environment),
-                                         logger: TestStack.logger("catalogue"))
-        try stack.start(catalogue)
-        geo = try GeoService(settings: try stack.settings(for: "geo"), logger: TestStack.logger("geo"))
-        try stack.start(geo)
-        authClient = stack.client("auth", timeout: 20)
-        catalogueClient = stack.client("catalogue", timeout: 20)
-        client = stack.client("geo", timeout: 20)
+        upstream = try Upstream()
+        geo = try GeoService(settings: try upstream.stack.settings(for: "geo"), logger: TestStack.logger("geo"))
+        try upstream.stack.start(geo)
+        client = upstream.stack.client("geo", timeout: 20)
     }
-
-    deinit { stack.stop() }
 
     /// Stops geo and starts it again on the same file.
     func restartGeo(removingFile: Bool = false) throws {
@@ -53,45 +37,21 @@ final class GeoFixture {
         try stack.start(geo)
     }
 
-    /// A registered user's access token and id.
-    func user() throws -> (token: String, id: String) {
-        counter += 1
-        let session = try authClient.call(AuthAPI.register, RegisterRequest(
-            email: "user\(counter)@example.org", password: "correct horse battery"))
-        return (session.accessToken, session.user.id)
-    }
+    func user() throws -> (token: String, id: String) { try upstream.user() }
 
-    func create(_ draft: PostDraft, token: String) throws -> Post {
-        try catalogueClient.call(CatalogueAPI.create, CreatePostRequest(draft), token: token).post
-    }
+    func create(_ draft: PostDraft, token: String) throws -> Post { try upstream.create(draft, token: token) }
 
     /// Waits until geo has applied everything in catalogue's feed.
     func catchUp() throws {
-        // Page to the end: the first page's lastSeq is not it when there are more than 1,000 changes.
-        var after: Int64 = 0
-        while true {
-            let page = try catalogueClient.call(CatalogueAPI.changes, ChangesRequest(after: after, limit: 1000))
-            if page.changes.isEmpty { break }
-            after = page.lastSeq
-        }
-        for _ in 0..<500 {
-            if try geo.postFollower.cursor() >= after { return }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        throw ServiceError(code: .unavailable, message: "geo did not catch up with catalogue")
+        try upstream.wait(for: "geo", to: try upstream.catalogueLastSeq()) { try geo.postFollower.cursor() }
     }
 
-    /// Every post catalogue has, by id.
-    func cataloguePosts() throws -> [String: Post] {
-        var posts: [String: Post] = [:]
-        var cursor: String?
-        repeat {
-            let page = try catalogueClient.call(CatalogueAPI.list, ListPostsRequest(limit: 100, cursor: cursor))
-            for post in page.posts { posts[post.id] = post }
-            cursor = page.nextCursor
-        } while cursor != nil
-        return posts
+    /// Waits until geo has applied everything in auth's feed.
+    func catchUpWithAuth() throws {
+        try upstream.wait(for: "geo", to: try upstream.authLastSeq()) { try geo.userFollower.cursor() }
     }
+
+    func cataloguePosts() throws -> [String: Post] { try upstream.cataloguePosts() }
 
     /// Every post geo has, by id (a box over the whole world, paged).
     func geoPosts() throws -> [String: Hit] {
@@ -106,26 +66,7 @@ final class GeoFixture {
         return hits
     }
 
-    /// Waits until geo has applied everything in auth's feed.
-    func catchUpWithAuth() throws {
-        let last = try authClient.call(AuthAPI.changes, ChangesRequest(after: 0, limit: 1000)).lastSeq
-        for _ in 0..<500 {
-            if try geo.userFollower.cursor() >= last { return }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        throw ServiceError(code: .unavailable, message: "geo did not catch up with auth")
-    }
-
     func failure<Request, Response>(_ op: Op<Request, Response>, _ body: Request, token: String? = nil) -> ServiceError? {
-        do {
-            _ = try client.call(op, body, token: token)
-            return nil
-        } catch {
-            return error as? ServiceError ?? ServiceError(code: .internal, message: "\(error)")
-        }
+        client.failure(op, body, token: token)
     }
-}
-
-extension ServiceError {
-    var summary: String { field.map { "\(code.rawValue) \($0)" } ?? code.rawValue }
 }

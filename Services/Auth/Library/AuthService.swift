@@ -25,6 +25,15 @@ public final class AuthService: RunnableService {
             self.scrypt = .standard
             self.loginPolicy = LoginPolicy()
         }
+
+        /// One hashing thread and a password hash ~100 times cheaper than the real
+        /// one: for tests of other services, which register users by the dozen.
+        /// Never for real accounts.
+        public static var cheapHashingForTests: Options {
+            var options = Options(hashWorkers: 1)
+            options.scrypt = ScryptParameters(logN: 10, r: 8, p: 1)
+            return options
+        }
     }
 
     public let settings: ServiceSettings

@@ -27,11 +27,7 @@ public final class CatalogueService: RunnableService {
         var router = Router(service: CatalogueAPI.service)
         CatalogueHandlers(store: store).register(into: &router)
 
-        let auth = settings.endpoints(of: AuthAPI.service)
-        self.follower = ChangeFollower(
-            feed: .init(name: AuthAPI.service, requestEndpoint: auth.requests, eventsEndpoint: auth.events, op: AuthAPI.changes),
-            database: database, logger: logger
-        ) { changes, db in
+        self.follower = ChangeFollower.auth(settings: settings, database: database, logger: logger) { changes, db in
             let deleted = try store.apply(changes, now: Date(), in: db)
             if !deleted.isEmpty {
                 db.afterNextTransaction { _ in deletedUsers.insert(deleted) }

@@ -57,12 +57,7 @@ public final class GeoService: RunnableService {
         let deletedUsers = DeletedUsers(try store.deletedUsers())
         let fenceEvents = FenceEvents()
 
-        let catalogue = settings.endpoints(of: CatalogueAPI.service)
-        let postFollower = ChangeFollower(
-            feed: .init(name: CatalogueAPI.service, requestEndpoint: catalogue.requests, eventsEndpoint: catalogue.events,
-                        op: CatalogueAPI.changes),
-            database: database, logger: logger
-        ) { changes, db in
+        let postFollower = ChangeFollower.catalogue(settings: settings, database: database, logger: logger) { changes, db in
             let applied = try store.apply(changes, wasFence: fences.contains, in: db)
             // The indexes show a change once it is committed, never before.
             db.afterNextTransaction { _ in
@@ -74,11 +69,7 @@ public final class GeoService: RunnableService {
                 }
             }
         }
-        let auth = settings.endpoints(of: AuthAPI.service)
-        let userFollower = ChangeFollower(
-            feed: .init(name: AuthAPI.service, requestEndpoint: auth.requests, eventsEndpoint: auth.events, op: AuthAPI.changes),
-            database: database, logger: logger
-        ) { changes, db in
+        let userFollower = ChangeFollower.auth(settings: settings, database: database, logger: logger) { changes, db in
             let applied = try store.apply(changes, in: db)
             let deleted = changes.filter { $0.type == .deleted }.map(\.userId)
             db.afterNextTransaction { _ in

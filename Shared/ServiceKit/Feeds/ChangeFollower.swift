@@ -185,3 +185,26 @@ public enum FeedCursor {
         try db.execute(sql: "INSERT OR REPLACE INTO feed_cursor (feed, seq) VALUES (?, ?)", arguments: [feed, seq])
     }
 }
+
+extension ChangeFollower where Change == UserChange {
+    /// A follower of `auth.changes`, at auth's endpoints as `settings` resolve them.
+    public static func auth(settings: ServiceSettings, database: ServiceDatabase, logger: Logger,
+                            apply: @escaping @Sendable ([UserChange], Database) throws -> Void) -> ChangeFollower {
+        let auth = settings.endpoints(of: AuthAPI.service)
+        return ChangeFollower(
+            feed: .init(name: AuthAPI.service, requestEndpoint: auth.requests, eventsEndpoint: auth.events, op: AuthAPI.changes),
+            database: database, logger: logger, apply: apply)
+    }
+}
+
+extension ChangeFollower where Change == PostChange {
+    /// A follower of `catalogue.changes`, at catalogue's endpoints as `settings` resolve them.
+    public static func catalogue(settings: ServiceSettings, database: ServiceDatabase, logger: Logger,
+                                 apply: @escaping @Sendable ([PostChange], Database) throws -> Void) -> ChangeFollower {
+        let catalogue = settings.endpoints(of: CatalogueAPI.service)
+        return ChangeFollower(
+            feed: .init(name: CatalogueAPI.service, requestEndpoint: catalogue.requests, eventsEndpoint: catalogue.events,
+                        op: CatalogueAPI.changes),
+            database: database, logger: logger, apply: apply)
+    }
+}
