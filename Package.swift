@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "catalogue-service", targets: ["CatalogueServiceMain"]),
         .executable(name: "geo-service", targets: ["GeoServiceMain"]),
         .executable(name: "favourites-service", targets: ["FavouritesServiceMain"]),
+        .executable(name: "chat-service", targets: ["ChatServiceMain"]),
         .executable(name: "hereabouts-bench", targets: ["Benchmarks"]),
     ],
     dependencies: [
@@ -182,6 +183,27 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "Chat",
+            dependencies: [
+                "ServiceKit", "Contracts", "Wire",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/Chat/Library",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "ChatServiceMain",
+            dependencies: [
+                "Chat", "ServiceKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/Chat/Executable",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Tests
         .testTarget(
             name: "ZeroMQTests",
@@ -260,6 +282,14 @@ let package = Package(
             name: "FavouritesTests",
             dependencies: [
                 "Favourites", "StackFixtures", "ServiceKit", "ServiceKitTesting", "ServiceClient", "Wire", "Contracts",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ChatTests",
+            dependencies: [
+                "Chat", "StackFixtures", "ServiceKit", "ServiceKitTesting", "ServiceClient", "Wire", "Contracts", "ZeroMQ",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings

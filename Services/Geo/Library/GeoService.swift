@@ -14,7 +14,7 @@ public final class GeoService: RunnableService {
     let store: GeoStore
     public let users: UserIndex
     public let fences: FenceIndex
-    private let fenceEvents: FenceEvents
+    private let events: EventChannel
     let postFollower: ChangeFollower<PostChange>
     let userFollower: ChangeFollower<UserChange>
     private let server: Server
@@ -55,7 +55,8 @@ public final class GeoService: RunnableService {
         let users = UserIndex()
         users.apply(try store.homes().map { .set($0) })
         let deletedUsers = DeletedUsers(try store.deletedUsers())
-        let fenceEvents = FenceEvents()
+        let events = EventChannel()
+        let fenceEvents = FenceEvents(channel: events)
 
         let postFollower = ChangeFollower.catalogue(settings: settings, database: database, logger: logger) { changes, db in
             let applied = try store.apply(changes, wasFence: fences.contains, in: db)
@@ -87,7 +88,7 @@ public final class GeoService: RunnableService {
         self.store = store
         self.index = index
         self.fences = fences
-        self.fenceEvents = fenceEvents
+        self.events = events
         self.postFollower = postFollower
         self.users = users
         self.userFollower = userFollower
@@ -112,7 +113,7 @@ public final class GeoService: RunnableService {
 
     public func start() throws {
         if let events = settings.eventsEndpoint {
-            fenceEvents.open(try EventPublisher(endpoint: events))
+            try self.events.open(endpoint: events)
         }
         try server.start()
         postFollower.start()
@@ -125,6 +126,6 @@ public final class GeoService: RunnableService {
         userFollower.stop()
         server.stop()
         housekeeper.stop()
-        fenceEvents.close()
+        events.close()
     }
 }

@@ -36,3 +36,29 @@ public final class EventPublisher: Sendable {
         }
     }
 }
+
+/// A service's PUB socket as its handlers see it: opened when the service starts,
+/// closed when it stops, and a quiet no-op outside that time.
+public final class EventChannel: Sendable {
+    private let publisher = Mutex<EventPublisher?>(nil)
+
+    public init() {}
+
+    public func open(endpoint: String) throws {
+        let opened = try EventPublisher(endpoint: endpoint)
+        publisher.withLock { $0 = opened }
+    }
+
+    public func close() {
+        publisher.withLock { publisher in
+            publisher?.close()
+            publisher = nil
+        }
+    }
+
+    /// Publishes `value` as JSON on `topic`; nothing when the channel is closed.
+    public func publish(topic: String, _ value: some Encodable) {
+        guard let publisher = publisher.withLock({ $0 }), let body = try? JSONValueEncoder().encodeData(value) else { return }
+        publisher.publish(topic: topic, body: body)
+    }
+}
