@@ -21,7 +21,7 @@ struct All: ParsableCommand {
     @Option(help: "The directory gen_dataset.py wrote (posts.tsv, queries.tsv); without it the dataset figures are skipped.")
     var dataset: String?
 
-    @Option(help: "Which benchmarks to run: foundation, catalogue, geo (all by default).")
+    @Option(help: "Which benchmarks to run: foundation, catalogue, geo, messaging (all by default).")
     var only: [String] = []
 
     func run() throws {
@@ -34,6 +34,7 @@ struct All: ParsableCommand {
                 try CatalogueBenchmark(seconds: seconds, directory: directory.appendingPathComponent("catalogue"),
                                        dataset: dataset.map { URL(fileURLWithPath: $0) }).run()
             }),
+            ("messaging", { try MessagingBenchmark(seconds: seconds, directory: directory.appendingPathComponent("messaging")).run() }),
             ("geo", {
                 guard let dataset else { return "## Geo\n\nSkipped: needs `--dataset` (make bench makes it)." }
                 return try GeoBenchmark(seconds: seconds, directory: directory.appendingPathComponent("geo"),

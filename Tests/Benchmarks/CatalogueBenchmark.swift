@@ -156,6 +156,8 @@ final class BenchStack {
 
     func endpoint(_ service: String) -> String { endpoints[service]! }
 
+    func eventsEndpoint(_ service: String) -> String { environment[ServiceEndpoints.eventsVariable(service)]! }
+
     /// Starts a raw echo server answering with `replyBytes`; returns its endpoint.
     func echo(replyBytes: Int) throws -> String {
         let endpoint = try ChildProcess.freeEndpoint()

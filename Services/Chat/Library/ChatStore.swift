@@ -16,12 +16,12 @@ struct ChatStore: Sendable {
         for change in changes {
             switch change.type {
             case .updated:
-                try db.execute(sql: "INSERT OR IGNORE INTO chat_user (user_id) VALUES (?)", arguments: [change.userId])
+                try db.cachedStatement(sql: "INSERT OR IGNORE INTO chat_user (user_id) VALUES (?)").execute(arguments: [change.userId])
             case .deleted:
-                try db.execute(sql: """
+                try db.cachedStatement(sql: """
                     INSERT INTO chat_user (user_id, deleted) VALUES (?, 1)
                     ON CONFLICT (user_id) DO UPDATE SET deleted = 1
-                    """, arguments: [change.userId])
+                    """).execute(arguments: [change.userId])
                 deleted.append(change.userId)
             }
         }
@@ -29,7 +29,9 @@ struct ChatStore: Sendable {
     }
 
     func deletedUsers() throws -> Set<String> {
-        try database.pool.read { db in Set(try String.fetchAll(db, sql: "SELECT user_id FROM chat_user WHERE deleted = 1")) }
+        try database.pool.read { db in
+            Set(try String.fetchAll(db.cachedStatement(sql: "SELECT user_id FROM chat_user WHERE deleted = 1")))
+        }
     }
 
     // MARK: Sending
@@ -48,50 +50,51 @@ struct ChatStore: Sendable {
     func send(_ text: String, from sender: String, to recipient: Recipient, id: String, at instant: Date,
               in db: Database) throws -> Sent {
         let (conversationId, peer) = try resolve(recipient, sender: sender, in: db)
-        guard try isKnown(peer, in: db) == .active else {
-            throw ServiceError(code: .notFound, message: "user \(peer) has no account to receive messages",
-                               field: recipientField(recipient))
-        }
-        if try Bool.fetchOne(db, sql: "SELECT 1 FROM block WHERE blocker_id = ? AND blocked_id = ?", arguments: [peer, sender]) ?? false {
-            throw ServiceError.permissionDenied("\(peer) does not take messages from you")
-        }
+        let blocked = try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM block WHERE blocker_id = ? AND blocked_id = ?"), arguments: [peer, sender]) ?? false
+        guard !blocked else { throw ServiceError.permissionDenied("\(peer) does not take messages from you") }
         let conversation = try conversationId ?? create(between: sender, and: peer, in: db)
-        let seq = try Int64.fetchOne(db, sql: "SELECT last_seq FROM conversation WHERE id = ?", arguments: [conversation])! + 1
-        let activity = (try Int64.fetchOne(db, sql: "SELECT max(activity) FROM conversation") ?? 0) + 1
-        try db.execute(sql: "UPDATE conversation SET last_seq = ?, activity = ? WHERE id = ?", arguments: [seq, activity, conversation])
-        try db.execute(sql: "INSERT INTO message (conversation_id, seq, id, sender_id, text, sent_at) VALUES (?, ?, ?, ?, ?, ?)",
-                       arguments: [conversation, seq, id, sender, text, instant.timeIntervalSince1970])
-        return Sent(message: ChatMessage(id: id, conversationId: conversation, seq: seq, senderId: sender, text: text, sentAt: instant),
-                    members: [sender, peer])
+        // The next seq of the conversation and the next activity of all, in one step.
+        let next = try db.cachedStatement(sql: """
+            UPDATE conversation SET last_seq = last_seq + 1, activity = (SELECT max(activity) FROM conversation) + 1
+            WHERE id = ? RETURNING last_seq
+            """)
+        let seq = try Int64.fetchOne(next, arguments: [conversation]) ?? 1
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO message (conversation_id, seq, id, sender_id, text, sent_at) VALUES (?, ?, ?, ?, ?, ?)
+            """)
+        try insert.execute(arguments: [conversation, seq, id, sender, text, instant.timeIntervalSince1970])
+        let message = ChatMessage(id: id, conversationId: conversation, seq: seq, senderId: sender, text: text, sentAt: instant)
+        return Sent(message: message, members: [sender, peer])
     }
 
-    /// The conversation (nil when the pair has none yet) and the other member.
+    /// The conversation (nil when the pair has none yet) and the other member, who
+    /// must have an account that is not deleted.
     private func resolve(_ recipient: Recipient, sender: String, in db: Database) throws -> (String?, String) {
+        let conversation: String?, peer: String, field: String
         switch recipient {
-        case .user(let peer):
-            guard peer != sender else { throw ServiceError.invalidArgument(field: "to", "you cannot send a message to yourself") }
-            guard try isKnown(peer, in: db) != nil else {
-                throw ServiceError(code: .notFound, message: "no user \(peer)", field: "to")
-            }
-            let (a, b) = Self.pair(sender, peer)
-            let existing = try String.fetchOne(db, sql: "SELECT id FROM conversation WHERE user_a = ? AND user_b = ?", arguments: [a, b])
-            return (existing, peer)
+        case .user(let user):
+            guard user != sender else { throw ServiceError.invalidArgument(field: "to", "you cannot send a message to yourself") }
+            let (a, b) = Self.pair(sender, user)
+            let existing = try db.cachedStatement(sql: "SELECT id FROM conversation WHERE user_a = ? AND user_b = ?")
+            (conversation, peer, field) = (try String.fetchOne(existing, arguments: [a, b]), user, "to")
         case .conversation(let id):
-            let members = try requireMember(sender, of: id, in: db)
-            return (id, members.peer)
+            (conversation, peer, field) = (id, try requireMember(sender, of: id, in: db).peer, "conversationId")
         }
-    }
-
-    private func recipientField(_ recipient: Recipient) -> String {
-        if case .user = recipient { return "to" }
-        return "conversationId"
+        switch try isKnown(peer, in: db) {
+        case .active?: return (conversation, peer)
+        case .deleted?: throw ServiceError(code: .notFound, message: "user \(peer) has deleted their account", field: field)
+        case nil: throw ServiceError(code: .notFound, message: "no user \(peer)", field: field)
+        }
     }
 
     private func create(between one: String, and other: String, in db: Database) throws -> String {
         let id = Identifier.sortable()
         let (a, b) = Self.pair(one, other)
-        try db.execute(sql: "INSERT INTO conversation (id, user_a, user_b, activity) VALUES (?, ?, ?, 0)", arguments: [id, a, b])
-        try db.execute(sql: "INSERT INTO member (user_id, conversation_id) VALUES (?, ?), (?, ?)", arguments: [one, id, other, id])
+        try db.cachedStatement(sql: "INSERT INTO conversation (id, user_a, user_b, activity) VALUES (?, ?, ?, 0)")
+            .execute(arguments: [id, a, b])
+        try db.cachedStatement(sql: "INSERT INTO member (user_id, conversation_id) VALUES (?, ?), (?, ?)")
+            .execute(arguments: [one, id, other, id])
         return id
     }
 
@@ -102,18 +105,21 @@ struct ChatStore: Sendable {
     private enum Known { case active, deleted }
 
     private func isKnown(_ userId: String, in db: Database) throws -> Known? {
-        try Bool.fetchOne(db, sql: "SELECT deleted FROM chat_user WHERE user_id = ?", arguments: [userId]).map { $0 ? .deleted : .active }
+        let known = try db.cachedStatement(sql: "SELECT deleted FROM chat_user WHERE user_id = ?")
+        return try Bool.fetchOne(known, arguments: [userId]).map { $0 ? .deleted : .active }
     }
 
     /// The caller's read mark and the other member; `not_found` for no such
     /// conversation, `permission_denied` for one the caller is not in.
     private func requireMember(_ userId: String, of conversation: String, in db: Database) throws -> (readSeq: Int64, peer: String) {
-        guard let row = try Row.fetchOne(db, sql: "SELECT user_a, user_b FROM conversation WHERE id = ?", arguments: [conversation]) else {
+        let pair = try db.cachedStatement(sql: "SELECT user_a, user_b FROM conversation WHERE id = ?")
+        guard let row = try Row.fetchOne(pair, arguments: [conversation]) else {
             throw ServiceError(code: .notFound, message: "no conversation \(conversation)", field: "conversationId")
         }
         let a: String = row[0], b: String = row[1]
         guard userId == a || userId == b,
-              let readSeq = try Int64.fetchOne(db, sql: "SELECT read_seq FROM member WHERE user_id = ? AND conversation_id = ?",
+              let readSeq = try Int64.fetchOne(
+                  db.cachedStatement(sql: "SELECT read_seq FROM member WHERE user_id = ? AND conversation_id = ?"),
                                                arguments: [userId, conversation]) else {
             throw ServiceError.permissionDenied("you are not a member of conversation \(conversation)")
         }
@@ -131,12 +137,12 @@ struct ChatStore: Sendable {
     /// The user's conversations, latest activity first, those older than `before` when given.
     func conversations(of userId: String, limit: Int, before: Int64?) throws -> ConversationPage {
         try database.pool.read { db in
-            let rows = try Row.fetchAll(db, sql: """
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT c.id, c.user_a, c.user_b, c.last_seq, c.activity, m.read_seq
                 FROM member m JOIN conversation c ON c.id = m.conversation_id
                 WHERE m.user_id = ? AND c.activity < ? AND c.last_seq > 0
                 ORDER BY c.activity DESC LIMIT ?
-                """, arguments: [userId, before ?? .max, limit + 1])
+                """), arguments: [userId, before ?? .max, limit + 1])
             var conversations: [Conversation] = []
             for row in rows.prefix(limit) {
                 let id: String = row[0], a: String = row[1], b: String = row[2], lastSeq: Int64 = row[3], readSeq: Int64 = row[5]
@@ -167,17 +173,19 @@ struct ChatStore: Sendable {
     private func messages(in conversation: String, where condition: String, _ arguments: [Int64], descending: Bool, limit: Int,
                           in db: Database) throws -> [ChatMessage] {
         let order = descending ? "DESC" : "ASC"
-        return try Row.fetchAll(db, sql: """
+        return try Row.fetchAll(db.cachedStatement(sql: """
             SELECT id, seq, sender_id, text, sent_at FROM message
             WHERE conversation_id = ? AND \(condition) ORDER BY seq \(order) LIMIT ?
-            """, arguments: StatementArguments([conversation] + arguments.map { $0 as any DatabaseValueConvertible } + [limit])).map { row in
+            """), arguments: StatementArguments([conversation] + arguments.map { $0 as any DatabaseValueConvertible } + [limit])
+        ).map { row in
             ChatMessage(id: row[0], conversationId: conversation, seq: row[1], senderId: row[2], text: row[3],
                         sentAt: Date(timeIntervalSince1970: row[4]))
         }
     }
 
     private func unread(in conversation: String, for userId: String, after readSeq: Int64, in db: Database) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE conversation_id = ? AND seq > ? AND sender_id != ?",
+        try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT count(*) FROM message WHERE conversation_id = ? AND seq > ? AND sender_id != ?"),
                          arguments: [conversation, readSeq, userId]) ?? 0
     }
 
@@ -185,10 +193,11 @@ struct ChatStore: Sendable {
     /// message); returns what is still unread.
     func markRead(_ conversation: String, upTo seq: Int64, for userId: String, in db: Database) throws -> Int {
         let member = try requireMember(userId, of: conversation, in: db)
-        let last = try Int64.fetchOne(db, sql: "SELECT last_seq FROM conversation WHERE id = ?", arguments: [conversation]) ?? 0
+        let lastSeq = try db.cachedStatement(sql: "SELECT last_seq FROM conversation WHERE id = ?")
+        let last = try Int64.fetchOne(lastSeq, arguments: [conversation]) ?? 0
         let mark = max(member.readSeq, min(seq, last))
-        try db.execute(sql: "UPDATE member SET read_seq = ? WHERE user_id = ? AND conversation_id = ?",
-                       arguments: [mark, userId, conversation])
+        let statement = try db.cachedStatement(sql: "UPDATE member SET read_seq = ? WHERE user_id = ? AND conversation_id = ?")
+        try statement.execute(arguments: [mark, userId, conversation])
         return try unread(in: conversation, for: userId, after: mark, in: db)
     }
 
@@ -199,10 +208,11 @@ struct ChatStore: Sendable {
         guard try isKnown(blocked, in: db) != nil else {
             throw ServiceError(code: .notFound, message: "no user \(blocked)", field: "userId")
         }
-        try db.execute(sql: "INSERT OR IGNORE INTO block (blocker_id, blocked_id) VALUES (?, ?)", arguments: [blocker, blocked])
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO block (blocker_id, blocked_id) VALUES (?, ?)")
+            .execute(arguments: [blocker, blocked])
     }
 
     func unblock(_ blocked: String, by blocker: String, in db: Database) throws {
-        try db.execute(sql: "DELETE FROM block WHERE blocker_id = ? AND blocked_id = ?", arguments: [blocker, blocked])
+        try db.cachedStatement(sql: "DELETE FROM block WHERE blocker_id = ? AND blocked_id = ?").execute(arguments: [blocker, blocked])
     }
 }

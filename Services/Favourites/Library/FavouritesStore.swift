@@ -31,15 +31,15 @@ struct FavouritesStore: Sendable {
     func apply(_ changes: [UserChange], in db: Database) throws -> [String] {
         var deleted: [String] = []
         for change in changes where change.type == .deleted {
-            try db.execute(sql: "DELETE FROM favourite WHERE user_id = ?", arguments: [change.userId])
-            try db.execute(sql: "INSERT OR IGNORE INTO deleted_user (user_id) VALUES (?)", arguments: [change.userId])
+            try db.cachedStatement(sql: "DELETE FROM favourite WHERE user_id = ?").execute(arguments: [change.userId])
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO deleted_user (user_id) VALUES (?)").execute(arguments: [change.userId])
             deleted.append(change.userId)
         }
         return deleted
     }
 
     func deletedUsers() throws -> Set<String> {
-        try database.pool.read { db in Set(try String.fetchAll(db, sql: "SELECT user_id FROM deleted_user")) }
+        try database.pool.read { db in Set(try String.fetchAll(db.cachedStatement(sql: "SELECT user_id FROM deleted_user"))) }
     }
 
     // MARK: Lists
@@ -47,18 +47,19 @@ struct FavouritesStore: Sendable {
     /// Saves `postId` for `userId` (once: saving it again changes nothing); returns
     /// the list's size.
     func add(_ postId: String, for userId: String, at instant: Date, in db: Database) throws -> Int {
-        let saved = try Bool.fetchOne(db, sql: "SELECT 1 FROM favourite WHERE user_id = ? AND post_id = ?",
+        let saved = try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM favourite WHERE user_id = ? AND post_id = ?"),
                                       arguments: [userId, postId]) ?? false
         if !saved {
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM known_post WHERE id = ?", arguments: [postId]) ?? false else {
+            let known = try db.cachedStatement(sql: "SELECT 1 FROM known_post WHERE id = ?")
+            guard try Bool.fetchOne(known, arguments: [postId]) ?? false else {
                 throw ServiceError(code: .notFound, message: "no post \(postId)", field: "postId")
             }
             let count = try count(of: userId, in: db)
             guard count < FavouriteRules.maxPerUser else {
                 throw ServiceError.tooLarge("a list holds at most \(FavouriteRules.maxPerUser) favourites; remove one first")
             }
-            try db.execute(sql: "INSERT INTO favourite (user_id, post_id, added_at) VALUES (?, ?, ?)",
-                           arguments: [userId, postId, instant.timeIntervalSince1970])
+            let statement = try db.cachedStatement(sql: "INSERT INTO favourite (user_id, post_id, added_at) VALUES (?, ?, ?)")
+            try statement.execute(arguments: [userId, postId, instant.timeIntervalSince1970])
             return count + 1
         }
         return try count(of: userId, in: db)
@@ -66,7 +67,7 @@ struct FavouritesStore: Sendable {
 
     /// Forgets `postId` for `userId` (nothing when it was not saved); returns the list's size.
     func remove(_ postId: String, for userId: String, in db: Database) throws -> Int {
-        try db.execute(sql: "DELETE FROM favourite WHERE user_id = ? AND post_id = ?", arguments: [userId, postId])
+        try db.cachedStatement(sql: "DELETE FROM favourite WHERE user_id = ? AND post_id = ?").execute(arguments: [userId, postId])
         return try count(of: userId, in: db)
     }
 
@@ -80,10 +81,10 @@ struct FavouritesStore: Sendable {
     /// Newest first, those saved before `before` (a seq) when given.
     func list(of userId: String, limit: Int, before: Int64?) throws -> Page {
         try database.pool.read { db in
-            let rows = try Row.fetchAll(db, sql: """
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT seq, post_id, added_at FROM favourite
                 WHERE user_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?
-                """, arguments: [userId, before ?? .max, limit + 1])
+                """), arguments: [userId, before ?? .max, limit + 1])
             let items = rows.prefix(limit).map { FavouriteItem(postId: $0[1], addedAt: Date(timeIntervalSince1970: $0[2])) }
             let next: Int64? = rows.count > limit ? rows[limit - 1][0] : nil
             return Page(items: Array(items), total: try count(of: userId, in: db), nextBefore: next)
@@ -95,8 +96,8 @@ struct FavouritesStore: Sendable {
         guard !postIds.isEmpty else { return [] }
         return try database.pool.read { db in
             let marks = databaseQuestionMarks(count: postIds.count)
-            return Set(try String.fetchAll(db, sql: "SELECT post_id FROM favourite WHERE user_id = ? AND post_id IN (\(marks))",
-                                           arguments: StatementArguments([userId] + postIds)))
+            let saved = try db.cachedStatement(sql: "SELECT post_id FROM favourite WHERE user_id = ? AND post_id IN (\(marks))")
+            return Set(try String.fetchAll(saved, arguments: StatementArguments([userId] + postIds)))
         }
     }
 
