@@ -44,16 +44,9 @@ test: deps
 	swift build --build-tests
 	swift test --skip-build
 
-## run: start the five services (auth, catalogue, geo, favourites, chat) in the foreground; Ctrl-C stops them
+## run: start the five services under `here up` (supervised, restarted if they crash); Ctrl-C stops them
 run: release
-	@echo "auth on $${HEREABOUTS_AUTH_ENDPOINT:-tcp://127.0.0.1:7101}, catalogue on $${HEREABOUTS_CATALOGUE_ENDPOINT:-tcp://127.0.0.1:7102}, geo on $${HEREABOUTS_GEO_ENDPOINT:-tcp://127.0.0.1:7103}, favourites on $${HEREABOUTS_FAVOURITES_ENDPOINT:-tcp://127.0.0.1:7104}, chat on $${HEREABOUTS_CHAT_ENDPOINT:-tcp://127.0.0.1:7105}; data in $${HEREABOUTS_DATA_DIR:-$$HOME/.local/share/hereabouts}"
-	@trap 'kill $$(jobs -p) 2>/dev/null' INT TERM; \
-		$(RELEASE_BIN)/auth-service & \
-		$(RELEASE_BIN)/catalogue-service & \
-		$(RELEASE_BIN)/geo-service & \
-		$(RELEASE_BIN)/favourites-service & \
-		$(RELEASE_BIN)/chat-service & \
-		wait
+	$(RELEASE_BIN)/here up
 
 ## bench-data: the benchmark dataset of ../shared/bench/gen_dataset.py (1M posts, 10k queries)
 BENCH_DATA := bench-data

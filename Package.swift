@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "geo-service", targets: ["GeoServiceMain"]),
         .executable(name: "favourites-service", targets: ["FavouritesServiceMain"]),
         .executable(name: "chat-service", targets: ["ChatServiceMain"]),
+        .executable(name: "here", targets: ["Here"]),
         .executable(name: "hereabouts-bench", targets: ["Benchmarks"]),
     ],
     dependencies: [
@@ -201,6 +202,23 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Services/Chat/Executable",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Gateway
+        .target(
+            name: "Gateway",
+            dependencies: ["ServiceClient", "Contracts", "Wire"],
+            path: "Services/Gateway/Library",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "Here",
+            dependencies: [
+                "Gateway", "ServiceClient", "Contracts", "Wire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Services/Gateway/Executable",
             swiftSettings: swiftSettings
         ),
 

@@ -1,0 +1,108 @@
+import ArgumentParser
+import Contracts
+import Foundation
+import Gateway
+import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A password from stdin (`--password-stdin`, one line) or typed at a prompt
+/// without echo; never from a flag.
+func readPassword(fromStdin: Bool, prompt: String = "Password: ") throws -> String {
+    if fromStdin || isatty(0) == 0 {
+        guard let line = readLine(strippingNewline: true), !line.isEmpty else { throw GatewayError("no password on stdin") }
+        return line
+    }
+    guard let typed = getpass(prompt) else { throw GatewayError("no password given") }
+    return String(cString: typed)
+}
+
+/// `KEY=VALUE` attributes: numbers and true/false keep their type.
+func attributes(_ pairs: [String]) throws -> Attributes? {
+    guard !pairs.isEmpty else { return nil }
+    var values: [String: AttributeValue] = [:]
+    for pair in pairs {
+        guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
+            throw GatewayError("--attr takes KEY=VALUE, got \"\(pair)\"")
+        }
+        let key = String(pair[..<equals]), text = String(pair[pair.index(after: equals)...])
+        values[key] = Double(text).map { .number($0) } ?? (text == "true" ? .bool(true) : text == "false" ? .bool(false) : .string(text))
+    }
+    return Attributes(values)
+}
+
+func describe(_ user: User) -> String {
+    if user.anonymous { return "anonymous session \(user.id)" }
+    let name = user.displayName ?? user.username ?? user.email ?? user.id
+    return "\(name) <\(user.email ?? "-")> (\(user.id))"
+}
+
+struct Register: GatewayCommand {
+    static let configuration = CommandConfiguration(abstract: "Create an account and sign in (an anonymous session becomes it).")
+    @OptionGroup var options: CommonOptions
+    @Option var email: String
+    @Flag(help: "Read the password from stdin.") var passwordStdin = false
+    @Option var username: String?
+    @Option var firstName: String?
+    @Option var lastName: String?
+    @Option var displayName: String?
+    @Option var phone: String?
+    @Option(name: .customLong("attr"), help: "A profile attribute, KEY=VALUE (repeatable).") var attrs: [String] = []
+
+    func execute(_ gateway: Gateway) throws {
+        let request = RegisterRequest(email: email, password: try readPassword(fromStdin: passwordStdin), username: username,
+                                      firstName: firstName, lastName: lastName, displayName: displayName, phone: phone,
+                                      attributes: try attributes(attrs))
+        // Signed in anonymously: upgrade that account, keeping its favourites.
+        let reply = gateway.session?.anonymous == true
+            ? try gateway.call(AuthAPI.upgrade, request, token: .required)
+            : try gateway.call(AuthAPI.register, request, token: .none)
+        try gateway.signIn(reply)
+        if options.json { try Output.json(reply) } else { print("Registered and signed in as \(describe(reply.user))") }
+    }
+}
+
+struct Login: GatewayCommand {
+    static let configuration = CommandConfiguration(abstract: "Sign in with an email or username.")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "Email or username.") var login: String
+    @Flag(help: "Read the password from stdin.") var passwordStdin = false
+
+    func execute(_ gateway: Gateway) throws {
+        let reply = try gateway.call(AuthAPI.login, LoginRequest(login: login, password: try readPassword(fromStdin: passwordStdin)),
+                                     token: .none)
+        try gateway.signIn(reply)
+        if options.json { try Output.json(reply) } else { print("Signed in as \(describe(reply.user))") }
+    }
+}
+
+struct Logout: GatewayCommand {
+    static let configuration = CommandConfiguration(abstract: "End the session here and at auth.")
+    func execute(_ gateway: Gateway) throws {
+        if let session = gateway.session {
+            _ = try? gateway.call(AuthAPI.logout, RefreshRequest(refreshToken: session.refreshToken), token: .none)
+        }
+        gateway.signOut()
+        print("Signed out")
+    }
+}
+
+struct Whoami: GatewayCommand {
+    static let configuration = CommandConfiguration(abstract: "Who the session belongs to.")
+    @OptionGroup var options: CommonOptions
+    func execute(_ gateway: Gateway) throws {
+        let reply = try gateway.call(AuthAPI.me, Empty(), token: .required)
+        if options.json { try Output.json(reply) } else { print(describe(reply.user)) }
+    }
+}
+
+struct Anon: GatewayCommand {
+    static let configuration = CommandConfiguration(abstract: "Start an anonymous session (browse and save favourites without an account).")
+    @OptionGroup var options: CommonOptions
+    func execute(_ gateway: Gateway) throws {
+        let reply = try gateway.call(AuthAPI.anonymous, Empty(), token: .none)
+        try gateway.signIn(reply)
+        if options.json { try Output.json(reply) } else { print("Signed in as \(describe(reply.user))") }
+    }
+}

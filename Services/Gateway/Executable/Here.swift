@@ -1,0 +1,158 @@
+import ArgumentParser
+import Contracts
+import Foundation
+import Gateway
+import ServiceClient
+import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@main
+struct Here: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "here",
+        abstract: "Hereabouts from the terminal: run the stack, and every app's flow.",
+        discussion: """
+            Services are found at the endpoints HEREABOUTS_<SVC>_ENDPOINT name (default tcp://127.0.0.1:7101…7105).
+            Exit codes: 0 ok, 1 your mistake, 2 a service unavailable, 3 internal.
+            """,
+        subcommands: [Up.self, Status.self, Call.self, Register.self, Login.self, Logout.self, Whoami.self, Anon.self,
+                      Search.self, Nearest.self, PlaceCommand.self, CountryCommand.self])
+}
+
+/// Options every command takes.
+struct CommonOptions: ParsableArguments {
+    @Flag(help: "Print the result as one JSON document.")
+    var json = false
+}
+
+/// A command that talks to the services: errors print to stderr and exit with the
+/// protocol's code mapped to 1, 2 or 3.
+protocol GatewayCommand: ParsableCommand {
+    func execute(_ gateway: Gateway) throws
+}
+
+extension GatewayCommand {
+    func run() throws {
+        do {
+            try execute(Gateway())
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            let failure = GatewayError.from(error)
+            FileHandle.standardError.write(Data("here: \(failure.message)\n".utf8))
+            throw ExitCode(failure.exitCode)
+        }
+    }
+}
+
+// MARK: Running the stack
+
+struct Up: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Start the five services and keep them running; Ctrl-C stops them.",
+        discussion: "Each service's log is <data dir>/logs/<service>.log. A service that exits is restarted after 1, 2, 4 … 30 s.")
+
+    @Option(help: "The data directory (default: HEREABOUTS_DATA_DIR, else ~/.local/share/hereabouts).")
+    var data: String?
+
+    func run() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let directory = URL(fileURLWithPath: data ?? environment["HEREABOUTS_DATA_DIR"] ?? Self.defaultDataDirectory(environment))
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var childEnvironment = environment
+        childEnvironment["HEREABOUTS_DATA_DIR"] = directory.path
+        let supervisor = Supervisor(.init(services: ServiceEndpoints.services, executables: Self.executables(environment),
+                                          dataDirectory: directory, environment: childEnvironment)) { Self.say($0) }
+        // Signals arrive here, and the services (in their own process groups) are stopped in order.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let stop = DispatchSemaphore(value: 0)
+        let sources = [SIGINT, SIGTERM].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            return source
+        }
+        do {
+            try supervisor.start()
+        } catch {
+            let failure = GatewayError.from(error)
+            FileHandle.standardError.write(Data("here: \(failure.message)\n".utf8))
+            throw ExitCode(failure.exitCode)
+        }
+        Self.say("all services ready; data in \(directory.path); Ctrl-C stops them")
+        stop.wait()
+        supervisor.stop()
+        sources.forEach { $0.cancel() }
+    }
+
+    /// One line at once, unbuffered: `here up` is often watched through a pipe or a log file.
+    static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    static func defaultDataDirectory(_ environment: [String: String]) -> String {
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty { return xdg + "/hereabouts" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/hereabouts"
+    }
+
+    /// The service executables: HEREABOUTS_BIN_DIR, else beside `here`.
+    static func executables(_ environment: [String: String]) -> URL {
+        if let directory = environment["HEREABOUTS_BIN_DIR"], !directory.isEmpty { return URL(fileURLWithPath: directory) }
+        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: own).deletingLastPathComponent()
+    }
+}
+
+struct Status: GatewayCommand {
+    static let configuration = CommandConfiguration(abstract: "Each service's health, version and round-trip time.")
+    @OptionGroup var options: CommonOptions
+
+    struct Row: Encodable {
+        var service: String
+        var endpoint: String
+        var status: String
+        var version: String?
+        var milliseconds: Double?
+    }
+
+    func execute(_ gateway: Gateway) throws {
+        var rows: [Row] = []
+        for service in ServiceEndpoints.services {
+            // One short try each: a service that does not answer within a second is reported, not waited for.
+            let client = ServiceClient(service: service, endpoint: gateway.endpoint(of: service), timeout: 1, tries: 1)
+            defer { client.close() }
+            let started = Date()
+            let reply = try? client.call(HealthAPI.health(service), Empty())
+            let elapsed = (Date().timeIntervalSince(started) * 10_000).rounded() / 10
+            rows.append(Row(service: service, endpoint: gateway.endpoint(of: service), status: reply?.status ?? "unavailable",
+                            version: reply?.version, milliseconds: reply == nil ? nil : elapsed))
+        }
+        if options.json {
+            try Output.json(rows)
+        } else {
+            Output.table(["SERVICE", "ENDPOINT", "STATUS", "VERSION", "RTT"],
+                         rows.map { [$0.service, $0.endpoint, $0.status, $0.version ?? "-", $0.milliseconds.map { "\($0) ms" } ?? "-"] })
+        }
+        if rows.contains(where: { $0.status != "ok" }) { throw ExitCode(2) }
+    }
+}
+
+struct Call: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send one request and print the reply's body (for debugging any service).",
+        discussion: "Example: here call geo.places.search '{\"q\":\"Utrecht\",\"limit\":1}'. The session's token goes along when signed in.")
+
+    @Argument(help: "The op, e.g. geo.search.") var op: String
+    @Argument(help: "The body, a JSON object (default {}).") var body: String = "{}"
+    @Flag(help: "Send no token even when signed in.") var anonymous = false
+
+    func execute(_ gateway: Gateway) throws {
+        guard case .object(let object)? = try? JSONParser.parse(Data(body.utf8)) else {
+            throw GatewayError("the body must be a JSON object")
+        }
+        Output.json(try gateway.callRaw(op: op, body: .object(object), token: anonymous ? .none : .ifSignedIn))
+    }
+}

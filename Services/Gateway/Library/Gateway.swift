@@ -1,0 +1,95 @@
+import Contracts
+import Foundation
+import ServiceClient
+import Wire
+
+/// What every `here` command talks through: one client per service at the
+/// endpoints `HEREABOUTS_*` name (or the defaults), and the saved session, whose
+/// access token is refreshed when it is about to expire.
+public final class Gateway {
+    public enum Token {
+        /// Sent without one.
+        case none
+        /// The session's, when signed in.
+        case ifSignedIn
+        /// The session's; not signed in is the user's error.
+        case required
+    }
+
+    public let environment: [String: String]
+    public let sessionFile: SessionFile
+    public private(set) var session: Session?
+    private var clients: [String: ServiceClient] = [:]
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.environment = environment
+        sessionFile = SessionFile(environment: environment)
+        session = sessionFile.load()
+    }
+
+    deinit {
+        for client in clients.values { client.close() }
+    }
+
+    public func endpoint(of service: String) -> String {
+        ServiceEndpoints.resolve(service, environment: environment).requests
+    }
+
+    public func client(_ service: String) -> ServiceClient {
+        if let client = clients[service] { return client }
+        let client = ServiceClient(service: service, endpoint: endpoint(of: service), timeout: 5, tries: 2)
+        clients[service] = client
+        return client
+    }
+
+    /// Calls `op` on the service its name starts with.
+    public func call<Request, Response>(_ op: Op<Request, Response>, _ body: Request, token: Token = .ifSignedIn) throws -> Response {
+        let service = String(op.name.prefix { $0 != "." })
+        return try client(service).call(op, body, token: try accessToken(token))
+    }
+
+    /// Sends any op with a JSON body: `here call`.
+    public func callRaw(op: String, body: JSONValue, token: Token = .ifSignedIn) throws -> JSONObject {
+        let service = String(op.prefix { $0 != "." })
+        guard ServiceEndpoints.services.contains(service) else {
+            throw GatewayError("no service \"\(service)\": ops start with one of \(ServiceEndpoints.services.joined(separator: ", "))")
+        }
+        return try client(service).callRaw(op: op, body: body, token: try accessToken(token)).reply.result.get()
+    }
+
+    private func accessToken(_ token: Token) throws -> String? {
+        switch token {
+        case .none: return nil
+        case .ifSignedIn: return try currentSession()?.accessToken
+        case .required:
+            guard let session = try currentSession() else {
+                throw GatewayError("not signed in: here register, here login or here anon first")
+            }
+            return session.accessToken
+        }
+    }
+
+    /// The session, its access token refreshed when it has less than a minute left.
+    private func currentSession() throws -> Session? {
+        guard let session, session.expiresAt.timeIntervalSinceNow < 60 else { return session }
+        do {
+            let reply = try client(AuthAPI.service).call(AuthAPI.refresh, RefreshRequest(refreshToken: session.refreshToken))
+            try signIn(reply)
+        } catch let error as ServiceError where error.code == .unauthenticated {
+            signOut()
+            throw GatewayError("the session has ended (\(error.message)): sign in again")
+        }
+        return self.session
+    }
+
+    public func signIn(_ reply: SessionReply) throws {
+        let session = Session(reply)
+        try sessionFile.save(session)
+        self.session = session
+    }
+
+    public func signOut() {
+        sessionFile.remove()
+        session = nil
+    }
+}

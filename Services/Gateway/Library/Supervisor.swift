@@ -1,0 +1,135 @@
+import Contracts
+import Foundation
+import ServiceClient
+import Synchronization
+import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `here up`: runs the services as child processes, restarts one that dies (after
+/// 1, 2, 4 … up to 30 s; back to 1 s once it has run for a minute), and stops them
+/// all, in reverse order, when asked.
+public final class Supervisor: Sendable {
+    public struct Configuration: Sendable {
+        public var services: [String]
+        /// Where the service executables are (beside `here` by default).
+        public var executables: URL
+        public var dataDirectory: URL
+        /// The services' environment: endpoints, data directory, log level.
+        public var environment: [String: String]
+        public var startTimeout: TimeInterval = 60
+
+        public init(services: [String], executables: URL, dataDirectory: URL, environment: [String: String]) {
+            self.services = services
+            self.executables = executables
+            self.dataDirectory = dataDirectory
+            self.environment = environment
+        }
+    }
+
+    private struct Child: Sendable {
+        var pid: pid_t = 0
+        var startedAt = Date()
+        var backoff: TimeInterval = 1
+        var restarts = 0
+    }
+
+    public let configuration: Configuration
+    private let children = Mutex<[String: Child]>([:])
+    private let stopping = Atomic<Bool>(false)
+    private let report: @Sendable (String) -> Void
+
+    public init(_ configuration: Configuration, report: @escaping @Sendable (String) -> Void) {
+        self.configuration = configuration
+        self.report = report
+    }
+
+    /// Starts each service in order and waits until it answers `health`; a service
+    /// that does not is an error (its log says why).
+    public func start() throws {
+        let logs = configuration.dataDirectory.appendingPathComponent("logs")
+        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+        for service in configuration.services {
+            try launch(service)
+            let endpoint = ServiceEndpoints.resolve(service, environment: configuration.environment).requests
+            guard let health = waitForHealth(service: service, endpoint: endpoint) else {
+                stop()
+                throw GatewayError("\(service) did not answer within \(Int(configuration.startTimeout)) s; see \(logFile(service).path)",
+                                   exitCode: 2)
+            }
+            let pid = children.withLock { $0[service]?.pid ?? 0 }
+            report("\(service.padding(toLength: 11, withPad: " ", startingAt: 0))\(endpoint)  ready  v\(health.version)  pid \(pid)")
+        }
+    }
+
+    /// Stops every service (SIGTERM, then SIGKILL after 10 s), last started first.
+    public func stop() {
+        stopping.store(true, ordering: .sequentiallyConsistent)
+        for service in configuration.services.reversed() {
+            guard let pid = children.withLock({ $0[service]?.pid }), pid > 0 else { continue }
+            kill(pid, SIGTERM)
+            let deadline = Date().addingTimeInterval(10)
+            while kill(pid, 0) == 0, Date() < deadline { usleep(20_000) }
+            if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
+            report("\(service) stopped")
+        }
+    }
+
+    public func restarts(of service: String) -> Int { children.withLock { $0[service]?.restarts ?? 0 } }
+
+    public func pid(of service: String) -> pid_t? { children.withLock { $0[service]?.pid } }
+
+    private func logFile(_ service: String) -> URL {
+        configuration.dataDirectory.appendingPathComponent("logs").appendingPathComponent("\(service).log")
+    }
+
+    private func launch(_ service: String) throws {
+        let executable = configuration.executables.appendingPathComponent("\(service)-service").path
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw GatewayError("\(executable) is missing: build the services (make release) or put them beside here", exitCode: 3)
+        }
+        let pid = try ChildProcessSpawner.spawn(executable, environment: configuration.environment, log: logFile(service))
+        children.withLock { children in
+            var child = children[service] ?? Child()
+            child.pid = pid
+            child.startedAt = Date()
+            children[service] = child
+        }
+        // Each child has a watcher thread that reaps it and restarts it if it died.
+        Thread.detachNewThread { [self] in
+            let status = ChildProcessSpawner.wait(pid)
+            guard !stopping.load(ordering: .sequentiallyConsistent) else { return }
+            let delay = children.withLock { children -> TimeInterval in
+                var child = children[service] ?? Child()
+                if Date().timeIntervalSince(child.startedAt) >= 60 { child.backoff = 1 }
+                let delay = child.backoff
+                child.backoff = min(30, child.backoff * 2)
+                child.restarts += 1
+                child.pid = 0
+                children[service] = child
+                return delay
+            }
+            report("\(service) exited (status \(status)); restarting in \(Int(delay)) s")
+            Thread.sleep(forTimeInterval: delay)
+            guard !stopping.load(ordering: .sequentiallyConsistent) else { return }
+            do {
+                try launch(service)
+                report("\(service) restarted")
+            } catch {
+                report("\(service) could not be restarted: \(error)")
+            }
+        }
+    }
+
+    private func waitForHealth(service: String, endpoint: String) -> HealthReply? {
+        let client = ServiceClient(service: service, endpoint: endpoint, timeout: 1, tries: 1)
+        defer { client.close() }
+        let deadline = Date().addingTimeInterval(configuration.startTimeout)
+        while Date() < deadline {
+            if let reply = try? client.call(HealthAPI.health(service), Empty()) { return reply }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,102 @@
+import Contracts
+import Foundation
+import ServiceKitTesting
+import Testing
+import Wire
+
+/// Runs `here` once: its exit status and what it printed.
+private func here(_ arguments: [String], environment: [String: String], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
+    let process = Process()
+    process.executableURL = ChildProcess.binDirectory.appendingPathComponent("here")
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let out = Pipe(), err = Pipe(), input = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input
+    try process.run()
+    if let stdin { input.fileHandleForWriting.write(Data((stdin + "\n").utf8)) }
+    try input.fileHandleForWriting.close()
+    let output = out.fileHandleForReading.readDataToEndOfFile(), errors = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
+}
+
+@Suite("The here gateway", .serialized)
+struct HereTests {
+    @Test("here up starts and supervises the five services; status, call, accounts, places and search work through it; Ctrl-C stops all")
+    func upAndFlows() throws {
+        let directory = URL(fileURLWithPath: "/tmp/hb-here-\(Identifier.random(count: 8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var environment = ["XDG_CONFIG_HOME": directory.appendingPathComponent("config").path, "HEREABOUTS_LOG_LEVEL": "warning",
+                           "HEREABOUTS_BIN_DIR": ChildProcess.binDirectory.path]
+        for service in ServiceEndpoints.services {
+            environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
+            environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
+        }
+        // Nothing runs yet: status says so with exit code 2.
+        #expect(try here(["status"], environment: environment).status == 2)
+
+        let up = try ChildProcess("here", arguments: ["up", "--data", directory.appendingPathComponent("data").path],
+                                  environment: environment, log: directory.appendingPathComponent("up.log"))
+        defer { up.terminate() }
+        func logContains(_ text: String, within seconds: Double = 60) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if up.logText.contains(text) { return true }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            return false
+        }
+        try #require(logContains("all services ready"), "\(up.logText)")
+        #expect(up.logText.split(separator: "\n").filter { $0.contains(" ready ") }.count == 5)
+
+        let status = try here(["status", "--json"], environment: environment)
+        #expect(status.status == 0, "\(status.err)")
+        #expect(status.out.components(separatedBy: "\"status\":\"ok\"").count - 1 == 5)
+
+        // Accounts: anonymous, then registered (the same user), whoami; the session file is private.
+        let anon = try here(["anon", "--json"], environment: environment)
+        let anonymousId = try JSONValueDecoder().decode(SessionReply.self, from: Data(anon.out.utf8)).user.id
+        let registered = try here(["register", "--email", "ann@example.org", "--password-stdin", "--display-name", "Ann", "--json"],
+                                  environment: environment, stdin: "correct horse")
+        #expect(registered.status == 0, "\(registered.err)")
+        #expect(try JSONValueDecoder().decode(SessionReply.self, from: Data(registered.out.utf8)).user.id == anonymousId)
+        #expect(try here(["whoami"], environment: environment).out.contains("Ann <ann@example.org>"))
+        let sessionFile = directory.appendingPathComponent("config/hereabouts/session.json").path
+        let mode = try FileManager.default.attributesOfItem(atPath: sessionFile)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+
+        // Places, countries, a raw call, a search around a named place.
+        #expect(try here(["place", "koln"], environment: environment).out.contains("Köln"))
+        #expect(try here(["country", "nl"], environment: environment).out.contains("🇳🇱 The Netherlands"))
+        let call = try here(["call", "geo.places.reverse", #"{"lat":52.09,"lon":5.12}"#], environment: environment)
+        #expect(call.status == 0 && call.out.contains("\"name\":\"Utrecht\""))
+        let search = try here(["search", "coffee", "--near", "Utrecht", "--radius", "2km"], environment: environment)
+        #expect(search.status == 0 && search.out.contains("of Utrecht (NL)"), "\(search.err)")
+        // The user's mistakes exit 1 with the protocol's words.
+        let nowhere = try here(["search", "--near", "Qxqzzv"], environment: environment)
+        #expect(nowhere.status == 1 && nowhere.err.contains("not_found (place)"))
+        #expect(try here(["call", "geo.search", "[1]"], environment: environment).status == 1)
+
+        // A service killed outright is restarted.
+        let geoLine = try #require(up.logText.split(separator: "\n").first { $0.hasPrefix("geo ") })
+        let pid = try #require(geoLine.split(separator: " ").last.flatMap { Int32($0) })
+        kill(pid, SIGKILL)
+        #expect(logContains("geo restarted", within: 30), "\(up.logText)")
+        var healthy = false
+        for _ in 0..<100 where !healthy {
+            healthy = try here(["status"], environment: environment).status == 0
+            if !healthy { Thread.sleep(forTimeInterval: 0.2) }
+        }
+        #expect(healthy)
+
+        // Ctrl-C: every service stops, then here.
+        kill(up.process.processIdentifier, SIGINT)
+        up.process.waitUntilExit()
+        #expect(up.process.terminationStatus == 0, "\(up.logText)")
+        for service in ServiceEndpoints.services { #expect(up.logText.contains("\(service) stopped")) }
+        #expect(try here(["status"], environment: environment).status == 2)
+    }
+}
