@@ -215,7 +215,7 @@ let package = Package(
         .executableTarget(
             name: "Here",
             dependencies: [
-                "Gateway", "ServiceClient", "Contracts", "Wire",
+                "Gateway", "ServiceClient", "Contracts", "Wire", "ZeroMQ", "OpeningHours",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Services/Gateway/Executable",

@@ -80,6 +80,47 @@ struct HereTests {
         #expect(nowhere.status == 1 && nowhere.err.contains("not_found (place)"))
         #expect(try here(["call", "geo.search", "[1]"], environment: environment).status == 1)
 
+        // A provider's post: created at a named place (city, country and time zone filled in), listed, shown, rated.
+        let created = try here(["post", "create", "--kind", "restaurant", "--title", "Burger Bar", "--at", "Utrecht",
+                                "--hours", "Mo-Su 00:00-24:00", "--tags", "burger,late", "--price", "12.50 EUR", "--notify-radius", "200",
+                                "--json"], environment: environment)
+        #expect(created.status == 0, "\(created.err)")
+        let post = try JSONValueDecoder().decode(PostReply.self, from: Data(created.out.utf8)).post
+        #expect(post.place == PostPlace(city: "Utrecht", countryCode: "NL") && post.timezone == "Europe/Amsterdam")
+        #expect(try here(["post", "list", "--mine"], environment: environment).out.contains("1 post of yours"))
+        #expect(try here(["profile", "set", "--phone", "+31 6 1234 5678", "--show-email"], environment: environment).status == 0)
+        let shown = try here(["post", "show", post.id], environment: environment).out
+        #expect(shown.contains("Burger Bar") && shown.contains("open now") && shown.contains("ann@example.org"))
+        #expect(try here(["rate", post.id, "4"], environment: environment).status == 0)
+
+        // A second user (their own session file): saves it, finds Ann near Utrecht, chats, walks into the fence.
+        var bea = environment
+        bea["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config-bea").path
+        #expect(try here(["register", "--email", "bea@example.org", "--password-stdin", "--display-name", "Bea"], environment: bea,
+                         stdin: "correct horse").status == 0)
+        #expect(try here(["location", "set", "Utrecht"], environment: bea).status == 0)
+        #expect(try here(["location", "set", "52.1,5.12", "--discoverable"], environment: environment).status == 0)
+        var saved = (status: Int32(1), out: "", err: "")
+        for _ in 0..<50 where saved.status != 0 {
+            saved = try here(["fav", "add", post.id], environment: bea)
+            if saved.status != 0 { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(saved.out.contains("1 in your list"), "\(saved.err)")
+        let favourites = try here(["fav", "list"], environment: bea).out
+        #expect(favourites.contains("Burger Bar") && favourites.contains("ann@example.org"))
+        let divers = try here(["divers", "near", "Utrecht", "--radius", "10km"], environment: bea).out
+        #expect(divers.contains("Ann") && divers.contains("≤ "), "\(divers)")
+        let annId = try JSONValueDecoder().decode(SessionReply.self, from: Data(registered.out.utf8)).user.id
+        #expect(try here(["chat", "send", annId, "Burger", "tonight?"], environment: bea).status == 0)
+        let chats = try here(["chat", "list"], environment: environment).out
+        #expect(chats.contains("Bea") && chats.contains("Burger tonight?") && chats.contains("  1  "), "\(chats)")
+        let conversation = try #require(chats.split(separator: "\n").last?.split(separator: " ").last.map(String.init))
+        #expect(try here(["chat", "show", conversation], environment: environment).out.contains("Burger tonight?"))
+        #expect(try here(["chat", "list", "--json"], environment: environment).out.contains("\"unread\":0"))
+        let fence = try here(["fence", "check", "--at", "\(post.lat),\(post.lon)"], environment: bea).out
+        #expect(fence.contains("entered \(post.id)"), "\(fence)")
+        #expect(try here(["fence", "plan", "--at", "Utrecht"], environment: bea).out.contains(post.id))
+
         // A service killed outright is restarted.
         let geoLine = try #require(up.logText.split(separator: "\n").first { $0.hasPrefix("geo ") })
         let pid = try #require(geoLine.split(separator: " ").last.flatMap { Int32($0) })

@@ -106,3 +106,39 @@ struct Anon: GatewayCommand {
         if options.json { try Output.json(reply) } else { print("Signed in as \(describe(reply.user))") }
     }
 }
+
+struct Profile: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Your profile: what others see.", subcommands: [ProfileSet.self])
+}
+
+struct ProfileSet: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set", abstract: "Change your name, phone, avatar, attributes, and which contact details others see.")
+    @OptionGroup var options: CommonOptions
+    @Option var displayName: String?
+    @Option var phone: String?
+    @Option(help: "A JPEG, PNG or WebP file (≤ 5 MiB).") var avatar: String?
+    @Option(name: .customLong("attr"), help: "KEY=VALUE; the set replaces your attributes (repeatable).") var attrs: [String] = []
+    @Flag(help: "Whether your public profile shows your email.") var email: EmailVisibility?
+    @Flag(help: "Whether your public profile shows your phone.") var phoneVisibility: PhoneVisibility?
+
+    enum EmailVisibility: String, EnumerableFlag { case showEmail, hideEmail }
+    enum PhoneVisibility: String, EnumerableFlag { case showPhone, hidePhone }
+
+    func execute(_ gateway: Gateway) throws {
+        var request = ProfileUpdateRequest()
+        if let displayName { request.displayName = .set(displayName) }
+        if let phone { request.phone = .set(phone) }
+        if let attributes = try attributes(attrs) { request.attributes = .set(attributes) }
+        if email != nil || phoneVisibility != nil {
+            request.contact = ContactUpdate(showEmail: email.map { $0 == .showEmail }, showPhone: phoneVisibility.map { $0 == .showPhone })
+        }
+        let image = try avatar.map { path -> Data in
+            guard let data = FileManager.default.contents(atPath: path) else { throw GatewayError("cannot read \(path)") }
+            return data
+        }
+        let reply = try gateway.call(AuthAPI.profileUpdate, request, token: .required, attachments: image.map { [$0] } ?? [])
+        if options.json { return try Output.json(reply) }
+        print("Profile saved: \(describe(reply.user))")
+    }
+}

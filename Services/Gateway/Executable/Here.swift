@@ -18,7 +18,8 @@ struct Here: ParsableCommand {
             Exit codes: 0 ok, 1 your mistake, 2 a service unavailable, 3 internal.
             """,
         subcommands: [Up.self, Status.self, Call.self, Register.self, Login.self, Logout.self, Whoami.self, Anon.self,
-                      Search.self, Nearest.self, PlaceCommand.self, CountryCommand.self])
+                      Profile.self, LocationCommand.self, PostCommand.self, Rate.self, Search.self, Nearest.self, PlaceCommand.self,
+                      CountryCommand.self, Divers.self, Fav.self, Chat.self, Fence.self])
 }
 
 /// Options every command takes.

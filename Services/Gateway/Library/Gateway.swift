@@ -37,15 +37,18 @@ public final class Gateway {
 
     public func client(_ service: String) -> ServiceClient {
         if let client = clients[service] { return client }
-        let client = ServiceClient(service: service, endpoint: endpoint(of: service), timeout: 5, tries: 2)
+        // A person waits a while rather than see a spurious "unavailable" from a busy machine.
+        let client = ServiceClient(service: service, endpoint: endpoint(of: service), timeout: 15, tries: 2)
         clients[service] = client
         return client
     }
 
-    /// Calls `op` on the service its name starts with.
-    public func call<Request, Response>(_ op: Op<Request, Response>, _ body: Request, token: Token = .ifSignedIn) throws -> Response {
+    /// Calls `op` on the service its name starts with; `attachments` go as frames
+    /// after frame 0 (an image, an avatar).
+    public func call<Request, Response>(_ op: Op<Request, Response>, _ body: Request, token: Token = .ifSignedIn,
+                                        attachments: [Data] = []) throws -> Response {
         let service = String(op.name.prefix { $0 != "." })
-        return try client(service).call(op, body, token: try accessToken(token))
+        return try client(service).call(op, body, token: try accessToken(token), attachments: attachments)
     }
 
     /// Sends any op with a JSON body: `here call`.

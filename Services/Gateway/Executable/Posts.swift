@@ -1,0 +1,122 @@
+import ArgumentParser
+import Contracts
+import Foundation
+import Gateway
+import OpeningHours
+import Wire
+
+struct PostCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "post", abstract: "Create, list, show and remove posts.",
+        subcommands: [PostCreate.self, PostList.self, PostShow.self, PostRemove.self])
+}
+
+/// "12.5 EUR" or "12.5EUR".
+func parsePrice(_ text: String) throws -> Price {
+    let letters = text.filter(\.isLetter), digits = text.filter { $0.isNumber || $0 == "." }
+    guard let amount = Double(digits), letters.count == 3 else { throw GatewayError("--price takes an amount and a currency, e.g. \"12.50 EUR\"") }
+    return Price(amount: amount, currency: letters.uppercased())
+}
+
+func openStatus(of post: Post, at instant: Date = Date()) -> String? {
+    guard let hours = post.hours, let name = post.timezone, let zone = TimeZoneNames.timeZone(named: name),
+          let parsed = try? OpeningHours(parsing: hours) else { return nil }
+    return parsed.status(at: instant, in: zone).rawValue.replacingOccurrences(of: "_", with: " ")
+}
+
+struct PostCreate: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "create", abstract: "Publish a post at a place or point.",
+        discussion: "The post's city, country and time zone come from the nearest gazetteer place unless given.")
+    @OptionGroup var options: CommonOptions
+    @Option(help: "offer, restaurant, sight, tip, event …") var kind: String
+    @Option var title: String
+    @Option var text = ""
+    @Option(help: "PLACE or LAT,LON.") var at: String
+    @Option var category: String?
+    @Option(help: "Comma-separated.") var tags: String?
+    @Option(help: "e.g. \"12.50 EUR\".") var price: String?
+    @Option(help: "OSM opening_hours, e.g. \"Mo-Fr 09:00-18:00; Sa 10:00-16:00\".") var hours: String?
+    @Option(help: "IANA time zone (default: the place's).") var timezone: String?
+    @Option(help: "Metres (10–5,000): notify users who come this close.") var notifyRadius: Double?
+    @Option(help: "Your own id for the post.") var ref: String?
+
+    func execute(_ gateway: Gateway) throws {
+        let point = try coordinates(of: PointArgument(at), gateway)
+        let nearest = try gateway.call(GeoAPI.placesReverse, PlacesReverseRequest(lat: point.lat, lon: point.lon), token: .none).place
+        let draft = PostDraft(kind: kind, title: title, text: text, lat: point.lat, lon: point.lon, category: category,
+                              tags: tags.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? [],
+                              price: try price.map(parsePrice), hours: hours, timezone: timezone ?? nearest.timezone,
+                              place: PostPlace(city: (point.place ?? nearest).name, countryCode: nearest.countryCode),
+                              notifyRadius: notifyRadius, ref: ref)
+        let post = try gateway.call(CatalogueAPI.create, CreatePostRequest(draft), token: .required).post
+        if options.json { return try Output.json(PostReply(post: post)) }
+        print("Posted \(post.id): \(post.title) (\(post.kind)) in \(post.place.map { "\($0.city), \($0.countryCode)" } ?? "-")")
+    }
+}
+
+struct PostList: GatewayCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "Posts, newest first, with the total.")
+    @OptionGroup var options: CommonOptions
+    @Flag(help: "Only mine.") var mine = false
+    @Option(help: "Only this owner's.") var owner: String?
+    @Option(help: "Only this kind.") var kind: String?
+    @Option(help: "How many (1–100).") var limit = 20
+
+    func execute(_ gateway: Gateway) throws {
+        let ownerId = mine ? try gateway.call(AuthAPI.me, Empty(), token: .required).user.id : owner
+        let reply = try gateway.call(CatalogueAPI.list, ListPostsRequest(owner: ownerId, kind: kind, limit: limit))
+        if options.json { return try Output.json(reply) }
+        print("\(reply.total) post\(reply.total == 1 ? "" : "s")\(mine ? " of yours" : "")")
+        if !reply.posts.isEmpty {
+            Output.table(["CREATED", "KIND", "TITLE", "PLACE", "ID"], reply.posts.map {
+                [Timestamp.format($0.createdAt), $0.kind, $0.title, $0.place.map { "\($0.city), \($0.countryCode)" } ?? "-", $0.id]
+            })
+        }
+    }
+}
+
+struct PostShow: GatewayCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "One post, its open status, rating and owner's contact.")
+    @OptionGroup var options: CommonOptions
+    @Argument var id: String
+
+    func execute(_ gateway: Gateway) throws {
+        let post = try gateway.call(CatalogueAPI.get, IDRequest(id: id)).post
+        let owner = try gateway.call(AuthAPI.usersGet, UsersGetRequest(ids: [post.ownerId])).users.first
+        if options.json { return try Output.json(PostReply(post: post)) }
+        print("\(post.title)  (\(post.kind), \(post.id))")
+        if !post.text.isEmpty { print(post.text) }
+        print("at \(post.lat),\(post.lon)\(post.place.map { " in \($0.city), \($0.countryCode)" } ?? "")")
+        if let hours = post.hours { print("hours \(hours) (\(post.timezone ?? "-")): \(openStatus(of: post) ?? "unknown") now") }
+        if let price = post.price { print("price \(price.amount) \(price.currency)") }
+        if !post.tags.isEmpty { print("tags \(post.tags.joined(separator: ", "))") }
+        print("rating \(post.rating.average.map { String(format: "%.2f", $0) } ?? "none") (\(post.rating.count))")
+        if let owner {
+            let contact = [owner.email, owner.phone].compactMap { $0 }.joined(separator: ", ")
+            print("by \(owner.displayName ?? owner.username ?? owner.id)\(contact.isEmpty ? "" : ": \(contact)")")
+        }
+    }
+}
+
+struct PostRemove: GatewayCommand {
+    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete one of your posts (its images and ratings go with it).")
+    @Argument var id: String
+    func execute(_ gateway: Gateway) throws {
+        _ = try gateway.call(CatalogueAPI.delete, IDRequest(id: id), token: .required)
+        print("Deleted \(id)")
+    }
+}
+
+struct Rate: GatewayCommand {
+    static let configuration = CommandConfiguration(abstract: "Rate a post, 1 to 5 stars (again to change it).")
+    @OptionGroup var options: CommonOptions
+    @Argument var post: String
+    @Argument var stars: Int
+
+    func execute(_ gateway: Gateway) throws {
+        let reply = try gateway.call(CatalogueAPI.rate, SetRatingRequest(postId: post, stars: stars), token: .required)
+        if options.json { return try Output.json(reply) }
+        print("Rated \(stars)★")
+    }
+}
