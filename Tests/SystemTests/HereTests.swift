@@ -79,6 +79,8 @@ struct HereTests {
         let nowhere = try here(["search", "--near", "Qxqzzv"], environment: environment)
         #expect(nowhere.status == 1 && nowhere.err.contains("not_found (place)"))
         #expect(try here(["call", "geo.search", "[1]"], environment: environment).status == 1)
+        let errors = try here(["errors"], environment: environment).out
+        #expect(errors.contains("here search --near Qxqzzv") && errors.contains("not_found (place)"), "\(errors)")
 
         // A provider's post: created at a named place (city, country and time zone filled in), listed, shown, rated.
         let created = try here(["post", "create", "--kind", "restaurant", "--title", "Burger Bar", "--at", "Utrecht",

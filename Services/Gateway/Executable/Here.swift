@@ -19,7 +19,7 @@ struct Here: ParsableCommand {
             """,
         subcommands: [Up.self, Status.self, Call.self, Register.self, Login.self, Logout.self, Whoami.self, Anon.self,
                       Profile.self, LocationCommand.self, PostCommand.self, Rate.self, Search.self, Nearest.self, PlaceCommand.self,
-                      CountryCommand.self, Divers.self, Fav.self, Chat.self, Fence.self])
+                      CountryCommand.self, Divers.self, Fav.self, Chat.self, Fence.self, Errors.self])
 }
 
 /// Options every command takes.
@@ -43,8 +43,23 @@ extension GatewayCommand {
         } catch {
             let failure = GatewayError.from(error)
             FileHandle.standardError.write(Data("here: \(failure.message)\n".utf8))
+            ErrorLog().record(command: CommandLine.arguments.dropFirst().joined(separator: " "), failure)
             throw ExitCode(failure.exitCode)
         }
+    }
+}
+
+struct Errors: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The last 50 errors here met, oldest first.")
+    @OptionGroup var options: CommonOptions
+
+    func run() throws {
+        let entries = ErrorLog().entries()
+        if options.json { return try Output.json(entries) }
+        if entries.isEmpty { return print("no errors recorded") }
+        Output.table(["TIME", "EXIT", "COMMAND", "MESSAGE"], entries.map {
+            [Timestamp.format($0.at), "\($0.exitCode)", "here \($0.command)", $0.message]
+        })
     }
 }
 
