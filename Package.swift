@@ -313,6 +313,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "GatewayTests",
+            dependencies: ["Gateway", "Contracts", "Wire"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "SystemTests",
             dependencies: ["ServiceClient", "ServiceKitTesting", "Contracts", "Wire", "ZeroMQ"],
             swiftSettings: swiftSettings

@@ -123,6 +123,21 @@ struct HereTests {
         #expect(fence.contains("entered \(post.id)"), "\(fence)")
         #expect(try here(["fence", "plan", "--at", "Utrecht"], environment: bea).out.contains(post.id))
 
+        // A trip to Köln with a tip there, a buddy invited by email, and its calendar file.
+        let trip = try here(["trip", "create", "--to", "Koln", "--from", "2026-12-30", "--until", "2026-12-31", "--json"], environment: environment)
+        let tripId = try JSONValueDecoder().decode(TripReply.self, from: Data(trip.out.utf8)).trip.id
+        #expect(try here(["tip", "add", "--city", "Köln", "--category", "cafe", "--name", "Café Reichard", "--text", "by the Dom"],
+                         environment: environment).status == 0)
+        #expect(try here(["trip", "invite", tripId, "bea@example.org"], environment: environment).status == 0)
+        let tripShown = try here(["trip", "show", tripId], environment: bea).out
+        #expect(tripShown.contains("🇩🇪 Germany") && tripShown.contains("cafe:") && tripShown.contains("Café Reichard")
+                && tripShown.contains("Bea (member)"), "\(tripShown)")
+        let ics = directory.appendingPathComponent("trip.ics")
+        #expect(try here(["trip", "ics", tripId, "-o", ics.path], environment: environment).status == 0)
+        let calendar = try String(contentsOf: ics, encoding: .utf8)
+        #expect(calendar.contains("DTSTART;VALUE=DATE:20261230\r\n") && calendar.contains("DTEND;VALUE=DATE:20270101\r\n")
+                && calendar.contains("UID:\(tripId)@hereabouts"))
+
         // A service killed outright is restarted.
         let geoLine = try #require(up.logText.split(separator: "\n").first { $0.hasPrefix("geo ") })
         let pid = try #require(geoLine.split(separator: " ").last.flatMap { Int32($0) })

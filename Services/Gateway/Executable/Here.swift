@@ -19,7 +19,7 @@ struct Here: ParsableCommand {
             """,
         subcommands: [Up.self, Status.self, Call.self, Register.self, Login.self, Logout.self, Whoami.self, Anon.self,
                       Profile.self, LocationCommand.self, PostCommand.self, Rate.self, Search.self, Nearest.self, PlaceCommand.self,
-                      CountryCommand.self, Divers.self, Fav.self, Chat.self, Fence.self, Errors.self])
+                      CountryCommand.self, Divers.self, Fav.self, Chat.self, Fence.self, TripCommand.self, Tip.self, Errors.self])
 }
 
 /// Options every command takes.

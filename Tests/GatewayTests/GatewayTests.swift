@@ -1,0 +1,76 @@
+import Contracts
+import Foundation
+@testable import Gateway
+import Testing
+import Wire
+
+@Suite("here's pieces")
+struct GatewayTests {
+    @Test("an iCalendar event: CRLF, all-day dates with an exclusive end, escaped text, lines folded at 75 octets")
+    func icalendar() throws {
+        let event = ICalendarEvent(uid: "trip1@hereabouts", stamp: Date(timeIntervalSince1970: 1_795_000_000),
+                                   firstDay: try #require(LocalDate("2026-12-30")), lastDay: try #require(LocalDate("2026-12-31")),
+                                   summary: "Köln; Dom, Rhein \\ Karneval\nNew line " + String(repeating: "é", count: 40),
+                                   location: "Köln, DE", geo: (50.93333, 6.95))
+        let text = event.text
+        #expect(text.hasPrefix("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n"))
+        #expect(text.hasSuffix("END:VEVENT\r\nEND:VCALENDAR\r\n"))
+        #expect(!text.replacingOccurrences(of: "\r\n", with: "").contains("\n"))
+        #expect(text.contains("DTSTART;VALUE=DATE:20261230\r\n"))
+        #expect(text.contains("DTEND;VALUE=DATE:20270101\r\n"))  // the day after the last, across a year
+        #expect(text.contains("UID:trip1@hereabouts\r\n") && text.contains("DTSTAMP:20261118T"))
+        #expect(text.contains("LOCATION:Köln\\, DE\r\n") && text.contains("GEO:50.93333;6.95\r\n"))
+        // Unfolded, the summary reads back escaped exactly.
+        let unfolded = text.replacingOccurrences(of: "\r\n ", with: "")
+        #expect(unfolded.contains("SUMMARY:Köln\\; Dom\\, Rhein \\\\ Karneval\\nNew line " + String(repeating: "é", count: 40) + "\r\n"))
+        // Each physical line fits 75 octets (folding split no character: the unfolded text above reads whole).
+        for line in text.components(separatedBy: "\r\n") { #expect(line.utf8.count <= 75, "\(line)") }
+    }
+
+    @Test("points, distances and their printing")
+    func arguments() throws {
+        #expect(PointArgument("52.09,5.12") == .coordinates(lat: 52.09, lon: 5.12))
+        #expect(PointArgument("-33.9, 151.2") == .coordinates(lat: -33.9, lon: 151.2))
+        #expect(PointArgument("Den Haag") == .place("Den Haag"))
+        #expect(PointArgument("Washington, DC") == .place("Washington, DC"))
+        #expect(try DistanceArgument.metres("5km") == 5_000)
+        #expect(try DistanceArgument.metres("2.5 km") == 2_500)
+        #expect(try DistanceArgument.metres("500m") == 500)
+        #expect(try DistanceArgument.metres("750") == 750)
+        for bad in ["far", "-5km", "0", "km"] { #expect(throws: GatewayError.self) { try DistanceArgument.metres(bad) } }
+        #expect(Output.distance(849.6) == "850 m")
+        #expect(Output.distance(4_230) == "4.2 km")
+        #expect(Output.distance(123_400) == "123 km")
+    }
+
+    @Test("the session file is private, survives a reload, and is replaced whole; errors keep the last 50")
+    func files() throws {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("here-\(Identifier.random(count: 8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let environment = ["XDG_CONFIG_HOME": directory.path]
+        let file = SessionFile(environment: environment)
+        #expect(file.load() == nil)
+        let session = Session(userId: "u1", anonymous: false, accessToken: "a", refreshToken: "r", expiresAt: Date(timeIntervalSince1970: 100))
+        try file.save(session)
+        try file.save(Session(userId: "u2", anonymous: true, accessToken: "b", refreshToken: "s", expiresAt: Date(timeIntervalSince1970: 200)))
+        #expect(file.load()?.userId == "u2")
+        #expect(try FileManager.default.attributesOfItem(atPath: file.url.path)[.posixPermissions] as? Int == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: file.url.deletingLastPathComponent().path) == ["session.json"])
+        file.remove()
+        #expect(file.load() == nil)
+
+        let log = ErrorLog(environment: environment)
+        for index in 0..<55 { log.record(command: "search \(index)", GatewayError("oops \(index)")) }
+        let entries = log.entries()
+        #expect(entries.count == 50 && entries.first?.command == "search 5" && entries.last?.message == "oops 54")
+    }
+
+    @Test("service errors map to exit codes: the user's mistake 1, unavailable 2, internal 3")
+    func exitCodes() {
+        #expect(GatewayError.from(ServiceError.invalidArgument(field: "q", "too long")).exitCode == 1)
+        #expect(GatewayError.from(ServiceError.invalidArgument(field: "q", "too long")).message == "invalid_argument (q): too long")
+        #expect(GatewayError.from(ServiceError.notFound("no post")).exitCode == 1)
+        #expect(GatewayError.from(ServiceError.unavailable("down")).exitCode == 2)
+        #expect(GatewayError.from(ServiceError(code: .internal, message: "bug")).exitCode == 3)
+    }
+}
