@@ -138,6 +138,42 @@ struct HereTests {
         #expect(calendar.contains("DTSTART;VALUE=DATE:20261230\r\n") && calendar.contains("DTEND;VALUE=DATE:20270101\r\n")
                 && calendar.contains("UID:\(tripId)@hereabouts"))
 
+        // Editing, photos, a feed import with pruning, a map box.
+        #expect(try here(["post", "edit", post.id, "--title", "Burger Bar & Grill", "--clear-hours"], environment: environment).status == 0)
+        let photo = directory.appendingPathComponent("photo.png")
+        try TestImages.png(width: 4, height: 3).write(to: photo)
+        let added = try here(["post", "image", "add", post.id, photo.path, "--json"], environment: environment)
+        let image = try JSONValueDecoder().decode(ImageReply.self, from: Data(added.out.utf8)).image
+        #expect(image.width == 4 && image.height == 3 && image.contentType == "image/png", "\(added.err)")
+        let copy = directory.appendingPathComponent("copy.png")
+        #expect(try here(["post", "image", "get", image.id, "-o", copy.path], environment: bea).status == 0)
+        #expect(try Data(contentsOf: copy) == (try Data(contentsOf: photo)))
+        #expect(try here(["post", "image", "rm", image.id], environment: environment).status == 0)
+        let feed = directory.appendingPathComponent("feed.json")
+        try Data(#"{"posts":[{"kind":"restaurant","title":"Pho 1","lat":52.08,"lon":5.11,"ref":"pho-1"},{"kind":"restaurant","title":"Pho 2","lat":52.081,"lon":5.111,"ref":"pho-2"}]}"#.utf8).write(to: feed)
+        let imported = try here(["post", "import", feed.path], environment: environment)
+        #expect(imported.out.contains("2 created"), "\(imported.err)")
+        try Data(#"[{"kind":"restaurant","title":"Pho 1","lat":52.08,"lon":5.11,"ref":"pho-1"}]"#.utf8).write(to: feed)
+        let pruned = try here(["post", "import", feed.path, "--prune", "--json"], environment: environment).out
+        #expect(pruned.contains("\"deleted\":1") && pruned.contains("\"unchanged\":1"), "\(pruned)")
+        #expect(try here(["post", "list", "--mine"], environment: environment).out.contains("3 posts of yours"))  // bar, tip, pho 1
+        var boxed = ""
+        for _ in 0..<50 where !boxed.contains("Pho 1") {
+            boxed = try here(["within", "52.0,5.0,52.2,5.2"], environment: bea).out
+            if !boxed.contains("Pho 1") { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(boxed.contains("Pho 1") && boxed.contains("Burger Bar & Grill") && !boxed.contains("Pho 2"))
+
+        // Blocks, a password change, and an account deleted for good.
+        let beaId = try JSONValueDecoder().decode(UserReply.self, from: Data(try here(["whoami", "--json"], environment: bea).out.utf8)).user.id
+        #expect(try here(["chat", "block", beaId], environment: environment).status == 0)
+        let blocked = try here(["chat", "send", annId, "hello?"], environment: bea)
+        #expect(blocked.status == 1 && blocked.err.contains("permission_denied"))
+        #expect(try here(["password", "change", "--password-stdin"], environment: bea, stdin: "correct horse\nbattery staple").status == 0)
+        #expect(try here(["login", "bea@example.org", "--password-stdin"], environment: bea, stdin: "battery staple").status == 0)
+        #expect(try here(["account", "delete", "--password-stdin"], environment: bea, stdin: "battery staple").status == 0)
+        #expect(try here(["whoami"], environment: bea).status == 1)
+
         // A service killed outright is restarted.
         let geoLine = try #require(up.logText.split(separator: "\n").first { $0.hasPrefix("geo ") })
         let pid = try #require(geoLine.split(separator: " ").last.flatMap { Int32($0) })

@@ -8,7 +8,8 @@ import Wire
 struct PostCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "post", abstract: "Create, list, show and remove posts.",
-        subcommands: [PostCreate.self, PostList.self, PostShow.self, PostRemove.self])
+        subcommands: [PostCreate.self, PostList.self, PostShow.self, PostEdit.self, PostRemove.self, PostImageCommand.self,
+                      PostImport.self])
 }
 
 /// "12.5 EUR" or "12.5EUR".

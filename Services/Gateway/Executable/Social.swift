@@ -128,7 +128,8 @@ struct DiversNear: GatewayCommand {
 
 struct Chat: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Conversations of two.",
-                                                    subcommands: [ChatSend.self, ChatList.self, ChatShow.self, ChatWatch.self])
+                                                    subcommands: [ChatSend.self, ChatList.self, ChatShow.self, ChatWatch.self, ChatBlock.self,
+                                                                  ChatUnblock.self])
 }
 
 struct ChatSend: GatewayCommand {
@@ -215,7 +216,7 @@ struct ChatWatch: GatewayCommand {
 
 struct Fence: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Geofences: sights that notify you nearby.",
-                                                    subcommands: [FenceCheck.self, FencePlan.self])
+                                                    subcommands: [FenceCheck.self, FencePlan.self, FenceWatch.self])
 }
 
 struct FenceCheck: GatewayCommand {

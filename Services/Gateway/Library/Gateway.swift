@@ -51,6 +51,13 @@ public final class Gateway {
         return try client(service).call(op, body, token: try accessToken(token), attachments: attachments)
     }
 
+    /// Like `call`, also giving the frames after the reply's frame 0 (an image's bytes).
+    public func callWithAttachments<Request, Response>(_ op: Op<Request, Response>, _ body: Request,
+                                                       token: Token = .ifSignedIn) throws -> (value: Response, attachments: [Data]) {
+        let service = String(op.name.prefix { $0 != "." })
+        return try client(service).callWithAttachments(op, body, token: try accessToken(token))
+    }
+
     /// Sends any op with a JSON body: `here call`.
     public func callRaw(op: String, body: JSONValue, token: Token = .ifSignedIn) throws -> JSONObject {
         let service = String(op.prefix { $0 != "." })
