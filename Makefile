@@ -44,9 +44,9 @@ test: deps
 	swift build --build-tests
 	swift test --skip-build
 
-## run: start the five services under `here up` (supervised, restarted if they crash); Ctrl-C stops them
+## run: start the five services under `here up --demo` (demo data on a first start; restarted if they crash); Ctrl-C stops them
 run: release
-	$(RELEASE_BIN)/here up
+	$(RELEASE_BIN)/here up --demo
 
 ## bench-data: the benchmark dataset of ../shared/bench/gen_dataset.py (1M posts, 10k queries)
 BENCH_DATA := bench-data

@@ -38,7 +38,7 @@ struct HereTests {
         // Nothing runs yet: status says so with exit code 2.
         #expect(try here(["status"], environment: environment).status == 2)
 
-        let up = try ChildProcess("here", arguments: ["up", "--data", directory.appendingPathComponent("data").path],
+        let up = try ChildProcess("here", arguments: ["up", "--demo", "--data", directory.appendingPathComponent("data").path],
                                   environment: environment, log: directory.appendingPathComponent("up.log"))
         defer { up.terminate() }
         func logContains(_ text: String, within seconds: Double = 60) -> Bool {
@@ -52,6 +52,7 @@ struct HereTests {
         try #require(logContains("all services ready"), "\(up.logText)")
         #expect(up.logText.split(separator: "\n").filter { $0.contains(" ready ") }.count == 5)
 
+        #expect(up.logText.contains("demo data: "), "\(up.logText)")
         let status = try here(["status", "--json"], environment: environment)
         #expect(status.status == 0, "\(status.err)")
         #expect(status.out.components(separatedBy: "\"status\":\"ok\"").count - 1 == 5)
@@ -90,6 +91,13 @@ struct HereTests {
         let post = try JSONValueDecoder().decode(PostReply.self, from: Data(created.out.utf8)).post
         #expect(post.place == PostPlace(city: "Utrecht", countryCode: "NL") && post.timezone == "Europe/Amsterdam")
         #expect(try here(["post", "list", "--mine"], environment: environment).out.contains("1 post of yours"))
+        // The demo's divers by the Zeeland coast.
+        var zeeland = ""
+        for _ in 0..<50 where !zeeland.contains("AOWD") {
+            zeeland = try here(["divers", "near", "Vlissingen", "--radius", "20km"], environment: environment).out
+            if !zeeland.contains("AOWD") { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(zeeland.contains("Ann") && zeeland.contains("certification=AOWD"), "\(zeeland)")
         #expect(try here(["profile", "set", "--phone", "+31 6 1234 5678", "--show-email"], environment: environment).status == 0)
         let shown = try here(["post", "show", post.id], environment: environment).out
         #expect(shown.contains("Burger Bar") && shown.contains("open now") && shown.contains("ann@example.org"))

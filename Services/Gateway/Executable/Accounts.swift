@@ -79,12 +79,13 @@ struct Login: GatewayCommand {
 
 struct Logout: GatewayCommand {
     static let configuration = CommandConfiguration(abstract: "End the session here and at auth.")
+    @OptionGroup var options: CommonOptions
     func execute(_ gateway: Gateway) throws {
         if let session = gateway.session {
             _ = try? gateway.call(AuthAPI.logout, RefreshRequest(refreshToken: session.refreshToken), token: .none)
         }
         gateway.signOut()
-        print("Signed out")
+        try confirm(options, Empty(), "Signed out")
     }
 }
 

@@ -29,6 +29,11 @@ struct CommonOptions: ParsableArguments {
     var json = false
 }
 
+/// A command's confirmation: the op's reply body with `--json`, a line otherwise.
+func confirm(_ options: CommonOptions, _ reply: some Encodable, _ line: String) throws {
+    if options.json { try Output.json(reply) } else { print(line) }
+}
+
 /// A command that talks to the services: errors print to stderr and exit with the
 /// protocol's code mapped to 1, 2 or 3.
 protocol GatewayCommand: ParsableCommand {
@@ -74,14 +79,20 @@ struct Up: ParsableCommand {
     @Option(help: "The data directory (default: HEREABOUTS_DATA_DIR, else ~/.local/share/hereabouts).")
     var data: String?
 
+    @Flag(help: "On a first start (no data yet), add demo accounts and posts.")
+    var demo = false
+
+    @OptionGroup var options: CommonOptions
+
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
         let directory = URL(fileURLWithPath: data ?? environment["HEREABOUTS_DATA_DIR"] ?? Self.defaultDataDirectory(environment))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let firstStart = !FileManager.default.fileExists(atPath: directory.appendingPathComponent("auth.sqlite").path)
         var childEnvironment = environment
         childEnvironment["HEREABOUTS_DATA_DIR"] = directory.path
         let supervisor = Supervisor(.init(services: ServiceEndpoints.services, executables: Self.executables(environment),
-                                          dataDirectory: directory, environment: childEnvironment)) { Self.say($0) }
+                                          dataDirectory: directory, environment: childEnvironment)) { [json = options.json] in Self.say($0, json: json) }
         // Signals arrive here, and the services (in their own process groups) are stopped in order.
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
@@ -99,15 +110,24 @@ struct Up: ParsableCommand {
             FileHandle.standardError.write(Data("here: \(failure.message)\n".utf8))
             throw ExitCode(failure.exitCode)
         }
-        Self.say("all services ready; data in \(directory.path); Ctrl-C stops them")
+        if demo && firstStart {
+            do {
+                for line in try DemoData.seed(Gateway(environment: childEnvironment)) { Self.say("demo data: \(line)", json: options.json) }
+            } catch {
+                Self.say("demo data could not be added: \(GatewayError.from(error).message)", json: options.json)
+            }
+        }
+        Self.say("all services ready; data in \(directory.path); Ctrl-C stops them", json: options.json)
         stop.wait()
         supervisor.stop()
         sources.forEach { $0.cancel() }
     }
 
     /// One line at once, unbuffered: `here up` is often watched through a pipe or a log file.
-    static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    /// With `--json`, each is `{"message": …}` on a line of its own.
+    static func say(_ line: String, json: Bool) {
+        let text = json ? String(decoding: JSONWriter.data(.object(JSONObject([("message", .string(line))]))), as: UTF8.self) : line
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
     static func defaultDataDirectory(_ environment: [String: String]) -> String {
@@ -162,6 +182,7 @@ struct Call: GatewayCommand {
         abstract: "Send one request and print the reply's body (for debugging any service).",
         discussion: "Example: here call geo.places.search '{\"q\":\"Utrecht\",\"limit\":1}'. The session's token goes along when signed in.")
 
+    @OptionGroup var options: CommonOptions  // the reply is always printed as JSON
     @Argument(help: "The op, e.g. geo.search.") var op: String
     @Argument(help: "The body, a JSON object (default {}).") var body: String = "{}"
     @Flag(help: "Send no token even when signed in.") var anonymous = false

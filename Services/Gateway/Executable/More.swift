@@ -15,13 +15,15 @@ struct PasswordChange: GatewayCommand {
     static let configuration = CommandConfiguration(
         commandName: "change", abstract: "Change your password (other sessions end).",
         discussion: "With --password-stdin, the old password is the first line and the new one the second.")
+    @OptionGroup var options: CommonOptions
     @Flag(help: "Read both passwords from stdin.") var passwordStdin = false
 
     func execute(_ gateway: Gateway) throws {
         let old = try readPassword(fromStdin: passwordStdin, prompt: "Current password: ")
         let new = try readPassword(fromStdin: passwordStdin, prompt: "New password: ")
-        try gateway.signIn(try gateway.call(AuthAPI.passwordChange, PasswordChangeRequest(oldPassword: old, newPassword: new), token: .required))
-        print("Password changed; this session goes on, others have ended")
+        let reply = try gateway.call(AuthAPI.passwordChange, PasswordChangeRequest(oldPassword: old, newPassword: new), token: .required)
+        try gateway.signIn(reply)
+        try confirm(options, reply, "Password changed; this session goes on, others have ended")
     }
 }
 
@@ -32,12 +34,13 @@ struct Account: ParsableCommand {
 struct AccountDelete: GatewayCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete", abstract: "Delete your account: your posts, favourites and trips go; chats stay readable for the others.")
+    @OptionGroup var options: CommonOptions
     @Flag(help: "Read the password from stdin.") var passwordStdin = false
 
     func execute(_ gateway: Gateway) throws {
-        _ = try gateway.call(AuthAPI.delete, DeleteRequest(password: try readPassword(fromStdin: passwordStdin)), token: .required)
+        let reply = try gateway.call(AuthAPI.delete, DeleteRequest(password: try readPassword(fromStdin: passwordStdin)), token: .required)
         gateway.signOut()
-        print("Account deleted")
+        try confirm(options, reply, "Account deleted")
     }
 }
 
@@ -95,6 +98,7 @@ struct ImageAdd: GatewayCommand {
 
 struct ImageGet: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "get", abstract: "Save a photo to a file.")
+    @OptionGroup var options: CommonOptions
     @Argument var image: String
     @Option(name: .shortAndLong, help: "The file (default: the image id with its extension).") var output: String?
 
@@ -103,16 +107,16 @@ struct ImageGet: GatewayCommand {
         guard let bytes = frames.first else { throw GatewayError("the reply carried no image", exitCode: 3) }
         let path = output ?? "\(image).\(reply.image.contentType.split(separator: "/").last ?? "bin")"
         try bytes.write(to: URL(fileURLWithPath: path))
-        print("Wrote \(path) (\(bytes.count) bytes)")
+        try confirm(options, reply, "Wrote \(path) (\(bytes.count) bytes)")
     }
 }
 
 struct ImageRemove: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a photo from your post.")
+    @OptionGroup var options: CommonOptions
     @Argument var image: String
     func execute(_ gateway: Gateway) throws {
-        _ = try gateway.call(CatalogueAPI.deleteImage, IDRequest(id: image), token: .required)
-        print("Removed \(image)")
+        try confirm(options, try gateway.call(CatalogueAPI.deleteImage, IDRequest(id: image), token: .required), "Removed \(image)")
     }
 }
 
@@ -197,19 +201,19 @@ struct Within: GatewayCommand {
 
 struct ChatBlock: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "block", abstract: "Take no more messages from a user.")
+    @OptionGroup var options: CommonOptions
     @Argument var user: String
     func execute(_ gateway: Gateway) throws {
-        _ = try gateway.call(ChatAPI.block, BlockRequest(userId: user), token: .required)
-        print("Blocked \(user)")
+        try confirm(options, try gateway.call(ChatAPI.block, BlockRequest(userId: user), token: .required), "Blocked \(user)")
     }
 }
 
 struct ChatUnblock: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "unblock", abstract: "Take messages from a user again.")
+    @OptionGroup var options: CommonOptions
     @Argument var user: String
     func execute(_ gateway: Gateway) throws {
-        _ = try gateway.call(ChatAPI.unblock, BlockRequest(userId: user), token: .required)
-        print("Unblocked \(user)")
+        try confirm(options, try gateway.call(ChatAPI.unblock, BlockRequest(userId: user), token: .required), "Unblocked \(user)")
     }
 }
 

@@ -102,10 +102,10 @@ struct PostShow: GatewayCommand {
 
 struct PostRemove: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete one of your posts (its images and ratings go with it).")
+    @OptionGroup var options: CommonOptions
     @Argument var id: String
     func execute(_ gateway: Gateway) throws {
-        _ = try gateway.call(CatalogueAPI.delete, IDRequest(id: id), token: .required)
-        print("Deleted \(id)")
+        try confirm(options, try gateway.call(CatalogueAPI.delete, IDRequest(id: id), token: .required), "Deleted \(id)")
     }
 }
 

@@ -13,19 +13,21 @@ struct Fav: ParsableCommand {
 
 struct FavAdd: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "add", abstract: "Save a post.")
+    @OptionGroup var options: CommonOptions
     @Argument var post: String
     func execute(_ gateway: Gateway) throws {
-        let count = try gateway.call(FavouritesAPI.add, FavouriteRequest(postId: post), token: .required).count
-        print("Saved (\(count) in your list)")
+        let reply = try gateway.call(FavouritesAPI.add, FavouriteRequest(postId: post), token: .required)
+        try confirm(options, reply, "Saved (\(reply.count) in your list)")
     }
 }
 
 struct FavRemove: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "rm", abstract: "Forget a saved post.")
+    @OptionGroup var options: CommonOptions
     @Argument var post: String
     func execute(_ gateway: Gateway) throws {
-        let count = try gateway.call(FavouritesAPI.remove, FavouriteRequest(postId: post), token: .required).count
-        print("Removed (\(count) in your list)")
+        let reply = try gateway.call(FavouritesAPI.remove, FavouriteRequest(postId: post), token: .required)
+        try confirm(options, reply, "Removed (\(reply.count) in your list)")
     }
 }
 
@@ -73,13 +75,15 @@ struct LocationCommand: ParsableCommand {
 
 struct LocationSet: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "set", abstract: "Save your home location (never tracked).")
+    @OptionGroup var options: CommonOptions
     @Argument(help: "PLACE or LAT,LON.") var point: String
     @Flag(help: "Let others find you with `here divers near`.") var discoverable = false
 
     func execute(_ gateway: Gateway) throws {
         let at = try coordinates(of: PointArgument(point), gateway)
-        _ = try gateway.call(AuthAPI.locationSet, LocationSetRequest(lat: at.lat, lon: at.lon, discoverable: discoverable), token: .required)
-        print("Home saved at \(at.place.map(placeLabel) ?? "\(at.lat),\(at.lon)")\(discoverable ? ", discoverable" : "")")
+        let reply = try gateway.call(AuthAPI.locationSet, LocationSetRequest(lat: at.lat, lon: at.lon, discoverable: discoverable),
+                                     token: .required)
+        try confirm(options, reply, "Home saved at \(at.place.map(placeLabel) ?? "\(at.lat),\(at.lon)")\(discoverable ? ", discoverable" : "")")
     }
 }
 

@@ -82,35 +82,37 @@ struct TripShow: GatewayCommand {
 
 struct TripInvite: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "invite", abstract: "Invite a buddy by email.")
+    @OptionGroup var options: CommonOptions
     @Argument var id: String
     @Argument var email: String
     func execute(_ gateway: Gateway) throws {
         let user = try gateway.call(AuthAPI.usersLookup, UsersLookupRequest(email: email), token: .required).user
-        _ = try gateway.call(CatalogueAPI.invite, InviteRequest(id: id, userId: user.id), token: .required)
-        print("Invited \(user.displayName ?? user.username ?? email)")
+        let reply = try gateway.call(CatalogueAPI.invite, InviteRequest(id: id, userId: user.id), token: .required)
+        try confirm(options, reply, "Invited \(user.displayName ?? user.username ?? email)")
     }
 }
 
 struct TripLeave: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "leave", abstract: "Leave a trip you joined.")
+    @OptionGroup var options: CommonOptions
     @Argument var id: String
     func execute(_ gateway: Gateway) throws {
-        _ = try gateway.call(CatalogueAPI.leaveTrip, IDRequest(id: id), token: .required)
-        print("Left \(id)")
+        try confirm(options, try gateway.call(CatalogueAPI.leaveTrip, IDRequest(id: id), token: .required), "Left \(id)")
     }
 }
 
 struct TripRemove: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete a trip of yours.")
+    @OptionGroup var options: CommonOptions
     @Argument var id: String
     func execute(_ gateway: Gateway) throws {
-        _ = try gateway.call(CatalogueAPI.deleteTrip, IDRequest(id: id), token: .required)
-        print("Deleted \(id)")
+        try confirm(options, try gateway.call(CatalogueAPI.deleteTrip, IDRequest(id: id), token: .required), "Deleted \(id)")
     }
 }
 
 struct TripICS: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "ics", abstract: "The trip as an iCalendar (RFC 5545) all-day event.")
+    @OptionGroup var options: CommonOptions
     @Argument var id: String
     @Option(name: .shortAndLong, help: "Write to this file instead of stdout.") var output: String?
 
@@ -122,7 +124,9 @@ struct TripICS: GatewayCommand {
                                    geo: trip.lat.flatMap { lat in trip.lon.map { (lat, $0) } })
         if let output {
             try Data(event.text.utf8).write(to: URL(fileURLWithPath: output))
-            print("Wrote \(output)")
+            try confirm(options, ["path": output], "Wrote \(output)")
+        } else if options.json {
+            try Output.json(["ics": event.text])
         } else {
             FileHandle.standardOutput.write(Data(event.text.utf8))
         }
