@@ -150,6 +150,9 @@ struct HereTests {
         #expect(try here(["post", "edit", post.id, "--title", "Burger Bar & Grill", "--clear-hours"], environment: environment).status == 0)
         let photo = directory.appendingPathComponent("photo.png")
         try TestImages.png(width: 4, height: 3).write(to: photo)
+        let withPhoto = try here(["post", "create", "--kind", "offer", "--title", "Lamp", "--at", "52.09,5.12", "--image", photo.path,
+                                  "--image", photo.path, "--json"], environment: environment)
+        #expect(try JSONValueDecoder().decode(PostReply.self, from: Data(withPhoto.out.utf8)).post.images.count == 2, "\(withPhoto.err)")
         let added = try here(["post", "image", "add", post.id, photo.path, "--json"], environment: environment)
         let image = try JSONValueDecoder().decode(ImageReply.self, from: Data(added.out.utf8)).image
         #expect(image.width == 4 && image.height == 3 && image.contentType == "image/png", "\(added.err)")
@@ -164,7 +167,7 @@ struct HereTests {
         try Data(#"[{"kind":"restaurant","title":"Pho 1","lat":52.08,"lon":5.11,"ref":"pho-1"}]"#.utf8).write(to: feed)
         let pruned = try here(["post", "import", feed.path, "--prune", "--json"], environment: environment).out
         #expect(pruned.contains("\"deleted\":1") && pruned.contains("\"unchanged\":1"), "\(pruned)")
-        #expect(try here(["post", "list", "--mine"], environment: environment).out.contains("3 posts of yours"))  // bar, tip, pho 1
+        #expect(try here(["post", "list", "--mine"], environment: environment).out.contains("4 posts of yours"))  // bar, tip, lamp, pho 1
         var boxed = ""
         for _ in 0..<50 where !boxed.contains("Pho 1") {
             boxed = try here(["within", "52.0,5.0,52.2,5.2"], environment: bea).out

@@ -41,6 +41,7 @@ struct PostCreate: GatewayCommand {
     @Option(help: "IANA time zone (default: the place's).") var timezone: String?
     @Option(help: "Metres (10–5,000): notify users who come this close.") var notifyRadius: Double?
     @Option(help: "Your own id for the post.") var ref: String?
+    @Option(help: "A photo to add (JPEG, PNG or WebP; repeatable, in order).") var image: [String] = []
 
     func execute(_ gateway: Gateway) throws {
         let point = try coordinates(of: PointArgument(at), gateway)
@@ -50,7 +51,16 @@ struct PostCreate: GatewayCommand {
                               price: try price.map(parsePrice), hours: hours, timezone: timezone ?? nearest.timezone,
                               place: PostPlace(city: (point.place ?? nearest).name, countryCode: nearest.countryCode),
                               notifyRadius: notifyRadius, ref: ref)
-        let post = try gateway.call(CatalogueAPI.create, CreatePostRequest(draft), token: .required).post
+        // Photos are read before the post exists, so a missing file leaves nothing half made.
+        let photos = try image.map { path -> Data in
+            guard let data = FileManager.default.contents(atPath: path) else { throw GatewayError("cannot read \(path)") }
+            return data
+        }
+        var post = try gateway.call(CatalogueAPI.create, CreatePostRequest(draft), token: .required).post
+        for photo in photos {
+            post.images.append(try gateway.call(CatalogueAPI.addImage, AddImageRequest(postId: post.id), token: .required,
+                                                attachments: [photo]).image)
+        }
         if options.json { return try Output.json(PostReply(post: post)) }
         print("Posted \(post.id): \(post.title) (\(post.kind)) in \(post.place.map { "\($0.city), \($0.countryCode)" } ?? "-")")
     }
