@@ -127,6 +127,10 @@ struct HereTests {
         let conversation = try #require(chats.split(separator: "\n").last?.split(separator: " ").last.map(String.init))
         #expect(try here(["chat", "show", conversation], environment: environment).out.contains("Burger tonight?"))
         #expect(try here(["chat", "list", "--json"], environment: environment).out.contains("\"unread\":0"))
+        let beaProfile = try JSONValueDecoder().decode(UserReply.self, from: Data(try here(["whoami", "--json"], environment: bea).out.utf8))
+        #expect(try here(["chat", "send", beaProfile.user.id, "Yes, at eight"], environment: environment).status == 0)
+        let beaChats = try JSONValueDecoder().decode(ConversationsReply.self, from: Data(try here(["chat", "list", "--json"], environment: bea).out.utf8))
+        #expect(beaChats.conversations.first?.unread == 1 && beaChats.conversations.first?.lastMessage?.text == "Yes, at eight")
         let fence = try here(["fence", "check", "--at", "\(post.lat),\(post.lon)"], environment: bea).out
         #expect(fence.contains("entered \(post.id)"), "\(fence)")
         #expect(try here(["fence", "plan", "--at", "Utrecht"], environment: bea).out.contains(post.id))
@@ -176,7 +180,7 @@ struct HereTests {
         #expect(boxed.contains("Pho 1") && boxed.contains("Burger Bar & Grill") && !boxed.contains("Pho 2"))
 
         // Blocks, a password change, and an account deleted for good.
-        let beaId = try JSONValueDecoder().decode(UserReply.self, from: Data(try here(["whoami", "--json"], environment: bea).out.utf8)).user.id
+        let beaId = beaProfile.user.id
         #expect(try here(["chat", "block", beaId], environment: environment).status == 0)
         let blocked = try here(["chat", "send", annId, "hello?"], environment: bea)
         #expect(blocked.status == 1 && blocked.err.contains("permission_denied"))
@@ -185,17 +189,60 @@ struct HereTests {
         #expect(try here(["account", "delete", "--password-stdin"], environment: bea, stdin: "battery staple").status == 0)
         #expect(try here(["whoami"], environment: bea).status == 1)
 
-        // A service killed outright is restarted.
-        let geoLine = try #require(up.logText.split(separator: "\n").first { $0.hasPrefix("geo ") })
-        let pid = try #require(geoLine.split(separator: " ").last.flatMap { Int32($0) })
+        // Restaurant finder: a feed imported, sorted by name, open at a fixed instant (a Monday noon in Amsterdam).
+        try Data(#"""
+            [{"kind":"restaurant","title":"Zuid Pizza","lat":52.3,"lon":4.9,"hours":"Mo-Fr 11:00-14:00","timezone":"Europe/Amsterdam","ref":"z"},
+             {"kind":"restaurant","title":"Anker Diner","lat":52.301,"lon":4.901,"hours":"Sa-Su 10:00-22:00","timezone":"Europe/Amsterdam","ref":"a"},
+             {"kind":"restaurant","title":"Midden Cafe","lat":52.302,"lon":4.902,"hours":"24/7","timezone":"Europe/Amsterdam","ref":"m"}]
+            """#.utf8).write(to: feed)
+        #expect(try here(["post", "import", feed.path], environment: environment).out.contains("3 created"))
+        func titles(_ arguments: [String]) throws -> [String] {
+            for _ in 0..<50 {
+                let reply = try here(["search", "--near", "52.3,4.9", "--radius", "1km", "--kind", "restaurant", "--json"] + arguments,
+                                     environment: environment)
+                let hits = try JSONValueDecoder().decode(SearchReply.self, from: Data(reply.out.utf8)).hits.map(\.title)
+                if hits.count == 3 || arguments.contains("--open-now") { return hits }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            return []
+        }
+        #expect(try titles(["--sort", "name"]) == ["Anker Diner", "Midden Cafe", "Zuid Pizza"])
+        #expect(try titles(["--sort", "name-desc"]) == ["Zuid Pizza", "Midden Cafe", "Anker Diner"])
+        #expect(try titles(["--open-now", "--time", "2026-11-23T11:00:00Z", "--sort", "name"]) == ["Midden Cafe", "Zuid Pizza"])
+        #expect(try here(["search", "--near", "52.3,4.9", "--time", "tomorrow"], environment: environment).status == 1)
+        #expect(try here(["errors"], environment: environment).out.contains("--time tomorrow"))
+
+        // Tour guide: the ten nearest sights (the demo's walk), walk into a fence and out again, rate a sight.
+        let nearest = try JSONValueDecoder().decode(HitsReply.self, from: Data(try here(
+            ["nearest", "--near", "52.0908,5.1213", "-k", "10", "--kind", "sight", "--json"], environment: environment).out.utf8)).hits
+        #expect(nearest.first?.title == "Dom Tower" && nearest.map(\.distance!) == nearest.map(\.distance!).sorted())
+        let dom = try #require(nearest.first)
+        #expect(try here(["fence", "check", "--at", "52.0908,5.1213"], environment: environment).out.contains("entered \(dom.id)"))
+        #expect(try here(["fence", "check", "--at", "52.1000,5.1213"], environment: environment).out.contains("left \(dom.id)"))
+        #expect(try here(["rate", dom.id, "5"], environment: environment).status == 0)
+
+        // Travel: the calendar parsed back, lines unfolded and text unescaped.
+        let unfolded = calendar.replacingOccurrences(of: "\r\n ", with: "").components(separatedBy: "\r\n")
+        let properties = Dictionary(unfolded.compactMap { line -> (String, String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), String(line[line.index(after: colon)...]))
+        }) { first, _ in first }
+        #expect(properties["SUMMARY"] == "Köln" && properties["LOCATION"] == "Köln\\, DE" && properties["BEGIN"] == "VCALENDAR")
+
+        // A service killed outright is back at once (favourites starts fastest), and the next call works.
+        let favouritesLine = try #require(up.logText.split(separator: "\n").first { $0.hasPrefix("favourites ") })
+        let pid = try #require(favouritesLine.split(separator: " ").last.flatMap { Int32($0) })
+        let killed = Date()
         kill(pid, SIGKILL)
-        #expect(logContains("geo restarted", within: 30), "\(up.logText)")
+        #expect(logContains("favourites restarted", within: 30), "\(up.logText)")
         var healthy = false
-        for _ in 0..<100 where !healthy {
+        for _ in 0..<200 where !healthy {
             healthy = try here(["status"], environment: environment).status == 0
-            if !healthy { Thread.sleep(forTimeInterval: 0.2) }
+            if !healthy { Thread.sleep(forTimeInterval: 0.05) }
         }
         #expect(healthy)
+        print("favourites answered again \(Date().timeIntervalSince(killed)) s after kill -9")
+        #expect(up.logText.contains("favourites exited (status 137); restarting\n"))
 
         // Ctrl-C: every service stops, then here.
         kill(up.process.processIdentifier, SIGINT)

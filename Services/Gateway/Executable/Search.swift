@@ -54,6 +54,7 @@ struct Search: GatewayCommand {
     @Option(help: "Only this kind (repeatable).") var kind: [String] = []
     @Option(help: "Only posts with this tag (repeatable; all must match).") var tag: [String] = []
     @Flag(help: "Only posts open now (or closing soon).") var openNow = false
+    @Option(help: "Judge opening hours at this instant (RFC 3339, e.g. 2026-11-23T12:00:00Z) instead of now.") var time: String?
     @Option(help: "distance, name, name-desc, newest or rating.") var sort: SortArgument = .distance
     @Option(help: "Hits per page (1–100).") var limit = 20
     @Flag(help: "Fetch every page.") var pageAll = false
@@ -68,6 +69,10 @@ struct Search: GatewayCommand {
         request.kinds = kind.isEmpty ? nil : kind
         request.tags = tag.isEmpty ? nil : tag
         request.openNow = openNow ? true : nil
+        if let time {
+            guard let instant = Timestamp.parse(time) else { throw GatewayError("--time takes an RFC 3339 instant, e.g. 2026-11-23T12:00:00Z") }
+            request.at = instant
+        }
         request.sort = sort.protocolValue
         request.limit = limit
         var reply = try gateway.call(GeoAPI.search, request)

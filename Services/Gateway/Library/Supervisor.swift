@@ -7,9 +7,9 @@ import Wire
 import Glibc
 #endif
 
-/// `here up`: runs the services as child processes, restarts one that dies (after
-/// 1, 2, 4 … up to 30 s; back to 1 s once it has run for a minute), and stops them
-/// all, in reverse order, when asked.
+/// `here up`: runs the services as child processes, restarts one that dies (at once
+/// the first time, then after 1, 2, 4 … up to 30 s if it keeps dying; back to at
+/// once when it has run for a minute), and stops them all, in reverse order, when asked.
 public final class Supervisor: Sendable {
     public struct Configuration: Sendable {
         public var services: [String]
@@ -31,7 +31,8 @@ public final class Supervisor: Sendable {
     private struct Child: Sendable {
         var pid: pid_t = 0
         var startedAt = Date()
-        var backoff: TimeInterval = 1
+        /// The wait before the next restart: 0, then 1, 2, 4 … 30 s.
+        var backoff: TimeInterval = 0
         var restarts = 0
     }
 
@@ -102,16 +103,16 @@ public final class Supervisor: Sendable {
             guard !stopping.load(ordering: .sequentiallyConsistent) else { return }
             let delay = children.withLock { children -> TimeInterval in
                 var child = children[service] ?? Child()
-                if Date().timeIntervalSince(child.startedAt) >= 60 { child.backoff = 1 }
+                if Date().timeIntervalSince(child.startedAt) >= 60 { child.backoff = 0 }
                 let delay = child.backoff
-                child.backoff = min(30, child.backoff * 2)
+                child.backoff = min(30, max(1, child.backoff * 2))
                 child.restarts += 1
                 child.pid = 0
                 children[service] = child
                 return delay
             }
-            report("\(service) exited (status \(status)); restarting in \(Int(delay)) s")
-            Thread.sleep(forTimeInterval: delay)
+            report("\(service) exited (status \(status)); restarting" + (delay > 0 ? " in \(Int(delay)) s" : ""))
+            if delay > 0 { Thread.sleep(forTimeInterval: delay) }
             guard !stopping.load(ordering: .sequentiallyConsistent) else { return }
             do {
                 try launch(service)
