@@ -8,7 +8,7 @@ SYSTEM_PACKAGES := libzmq3-dev libsqlite3-dev pkg-config
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RELEASE_BIN := .build/release
 
-.PHONY: deps bench-peers build release test run bench clean
+.PHONY: deps bench-peers build release test compose-check run bench clean
 
 ## deps: apt-install the C libraries the build links against, when missing
 deps:
@@ -40,9 +40,14 @@ release: deps
 	swift build -c release
 
 ## test: every test target, including the system tests that start real processes
-test: deps
+test: deps compose-check
 	swift build --build-tests
 	swift test --skip-build
+
+## compose-check: validate Compose/docker-compose.yml (installs Debian's docker-compose if missing; no engine needed)
+compose-check:
+	@command -v docker-compose >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null; }
+	docker-compose -f Compose/docker-compose.yml config --quiet
 
 ## run: start the five services under `here up --demo` (demo data on a first start; restarted if they crash); Ctrl-C stops them
 run: release
