@@ -72,6 +72,7 @@ struct PostList: GatewayCommand {
     @Flag(help: "Only mine.") var mine = false
     @Option(help: "Only this owner's.") var owner: String?
     @Option(help: "Only this kind.") var kind: String?
+    @Flag(help: "Newest first (the order catalogue lists in; accepted for clarity).") var newest = false
     @Option(help: "How many (1–100).") var limit = 20
 
     func execute(_ gateway: Gateway) throws {
