@@ -208,7 +208,7 @@ let package = Package(
         // MARK: Gateway
         .target(
             name: "Gateway",
-            dependencies: ["ServiceClient", "Contracts", "Wire"],
+            dependencies: ["ServiceClient", "Contracts", "Wire", "ZeroMQ"],
             path: "Services/Gateway/Library",
             swiftSettings: swiftSettings
         ),

@@ -18,14 +18,17 @@ public final class ServiceClient {
         public var timeout: TimeInterval
         public var tries: Int
         public var context: Context
+        /// CURVE as a client of the service; nil for plaintext.
+        public var curve: CurveRole?
 
         public init(service: String, endpoint: String, timeout: TimeInterval = 2.5, tries: Int = 3,
-                    context: Context = .shared) {
+                    context: Context = .shared, curve: CurveRole? = nil) {
             self.service = service
             self.endpoint = endpoint
             self.timeout = timeout
             self.tries = tries
             self.context = context
+            self.curve = curve
         }
     }
 
@@ -36,8 +39,8 @@ public final class ServiceClient {
         self.configuration = configuration
     }
 
-    public convenience init(service: String, endpoint: String, timeout: TimeInterval = 2.5, tries: Int = 3) {
-        self.init(Configuration(service: service, endpoint: endpoint, timeout: timeout, tries: tries))
+    public convenience init(service: String, endpoint: String, timeout: TimeInterval = 2.5, tries: Int = 3, curve: CurveRole? = nil) {
+        self.init(Configuration(service: service, endpoint: endpoint, timeout: timeout, tries: tries, curve: curve))
     }
 
     deinit { socket?.close() }
@@ -118,6 +121,7 @@ public final class ServiceClient {
         let socket = try configuration.context.makeSocket(.request)
         try socket.set(.linger(milliseconds: 0))
         try socket.set(.maxMessageSize(bytes: Int64(Limits.messageBytes)))
+        try socket.secure(configuration.curve)
         try socket.connect(configuration.endpoint)
         self.socket = socket
         return socket

@@ -50,3 +50,31 @@ public enum Z85 {
 private func z85String(_ buffer: [CChar]) -> String {
     String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
+
+/// How a socket secures its connections with CURVE (nil: plaintext).
+public enum CurveRole: Sendable, Equatable {
+    /// A server (ROUTER, PUB): its secret key; each client is checked by the
+    /// context's ZAP handler, and refused when there is none.
+    case server(secretKey: String)
+    /// A client of a server whose public key it knows, with its own key pair.
+    case client(CurveKeyPair, serverKey: String)
+}
+
+extension Socket {
+    /// Applies `role` before the socket binds or connects; nothing for nil.
+    public func secure(_ role: CurveRole?) throws(ZMQError) {
+        switch role {
+        case nil:
+            return
+        case .server(let secretKey):
+            try set(.curveServer(true))
+            try set(.curveSecretKey(secretKey))
+            try set(.zapDomain(ZAPAuthenticator.domain))
+            try set(.zapEnforceDomain(true))
+        case .client(let keys, let serverKey):
+            try set(.curveServerKey(serverKey))
+            try set(.curvePublicKey(keys.publicKey))
+            try set(.curveSecretKey(keys.secretKey))
+        }
+    }
+}

@@ -29,8 +29,11 @@ struct HereTests {
         let directory = URL(fileURLWithPath: "/tmp/hb-here-\(Identifier.random(count: 8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
+        // The data directory in the environment, as a user's shell has it by default: `here up` makes its CURVE
+        // keys there, and every other command finds them there.
         var environment = ["XDG_CONFIG_HOME": directory.appendingPathComponent("config").path, "HEREABOUTS_LOG_LEVEL": "warning",
-                           "HEREABOUTS_BIN_DIR": ChildProcess.binDirectory.path]
+                           "HEREABOUTS_BIN_DIR": ChildProcess.binDirectory.path,
+                           "HEREABOUTS_DATA_DIR": directory.appendingPathComponent("data").path]
         for service in ServiceEndpoints.services {
             environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
             environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
@@ -38,7 +41,7 @@ struct HereTests {
         // Nothing runs yet: status says so with exit code 2.
         #expect(try here(["status"], environment: environment).status == 2)
 
-        let up = try ChildProcess("here", arguments: ["up", "--demo", "--data", directory.appendingPathComponent("data").path],
+        let up = try ChildProcess("here", arguments: ["up", "--demo"],
                                   environment: environment, log: directory.appendingPathComponent("up.log"))
         defer { up.terminate() }
         func logContains(_ text: String, within seconds: Double = 60) -> Bool {
@@ -50,9 +53,10 @@ struct HereTests {
             return false
         }
         try #require(logContains("all services ready"), "\(up.logText)")
-        #expect(up.logText.split(separator: "\n").filter { $0.contains(" ready ") }.count == 5)
+        #expect(up.logText.split(separator: "\n").filter { $0.contains("  ready  v") }.count == 5)
 
         #expect(up.logText.contains("demo data: "), "\(up.logText)")
+        #expect(up.logText.contains("(CurveZMQ, keys in "), "\(up.logText)")
         let status = try here(["status", "--json"], environment: environment)
         #expect(status.status == 0, "\(status.err)")
         #expect(status.out.components(separatedBy: "\"status\":\"ok\"").count - 1 == 5)

@@ -71,7 +71,8 @@ public final class AuthService: RunnableService {
         self.server = Server(
             configuration: .init(service: AuthAPI.service, endpoint: settings.endpoint, workers: settings.workers,
                                  pools: [AuthHandlers.hashingPool: .init(threads: options.hashWorkers,
-                                                                         queueCapacity: options.hashQueueCapacity)]),
+                                                                         queueCapacity: options.hashQueueCapacity)],
+                                 security: ServerSecurity(settings)),
             router: router, database: database, verifier: try TokenVerifier(source: .fixed([issuer.publicKey])),
             callerCheck: CallerCheck(readsDatabase: true) { caller in
                 guard try store.isSessionActive(caller.sessionID, userID: caller.userID) else {
@@ -86,7 +87,7 @@ public final class AuthService: RunnableService {
 
     public func start() throws {
         if let events = settings.eventsEndpoint {
-            let publisher = try EventPublisher(endpoint: events)
+            let publisher = try EventPublisher(endpoint: events, security: ServerSecurity(settings))
             store.outbox.announceCommits(of: store.database, on: publisher)
             self.publisher.withLock { $0 = publisher }
         }

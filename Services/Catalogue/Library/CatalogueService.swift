@@ -27,7 +27,7 @@ public final class CatalogueService: RunnableService {
         var router = Router(service: CatalogueAPI.service)
         CatalogueHandlers(store: store).register(into: &router)
 
-        self.follower = ChangeFollower.auth(settings: settings, database: database, logger: logger) { changes, db in
+        self.follower = try ChangeFollower.auth(settings: settings, database: database, logger: logger) { changes, db in
             let deleted = try store.apply(changes, now: Date(), in: db)
             if !deleted.isEmpty {
                 db.afterNextTransaction { _ in deletedUsers.insert(deleted) }
@@ -37,7 +37,7 @@ public final class CatalogueService: RunnableService {
         self.housekeeper = Housekeeper(tasks: [.forgetKeptReplies(in: database), .checkpoint(database)], logger: logger)
         self.server = Server(
             configuration: .init(service: CatalogueAPI.service, endpoint: settings.endpoint, workers: settings.workers,
-                                 rateLimit: settings.rateLimit),
+                                 rateLimit: settings.rateLimit, security: ServerSecurity(settings)),
             router: router, database: database, verifier: try TokenVerifier.forService(settings),
             callerCheck: deletedUsers.check, logger: logger)
     }
@@ -47,7 +47,7 @@ public final class CatalogueService: RunnableService {
 
     public func start() throws {
         if let events = settings.eventsEndpoint {
-            let publisher = try EventPublisher(endpoint: events)
+            let publisher = try EventPublisher(endpoint: events, security: ServerSecurity(settings))
             store.outbox.announceCommits(of: store.database, on: publisher)
             self.publisher.withLock { $0 = publisher }
         }

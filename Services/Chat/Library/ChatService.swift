@@ -23,7 +23,7 @@ public final class ChatService: RunnableService {
         }
         let store = ChatStore(database: database)
         let deletedUsers = DeletedUsers(try store.deletedUsers())
-        userFollower = ChangeFollower.auth(settings: settings, database: database, logger: logger) { changes, db in
+        userFollower = try ChangeFollower.auth(settings: settings, database: database, logger: logger) { changes, db in
             let deleted = try store.apply(changes, in: db)
             if !deleted.isEmpty { db.afterNextTransaction { _ in deletedUsers.insert(deleted) } }
         }
@@ -33,7 +33,7 @@ public final class ChatService: RunnableService {
         self.housekeeper = Housekeeper(tasks: [.forgetKeptReplies(in: database), .checkpoint(database)], logger: logger)
         self.server = Server(
             configuration: .init(service: ChatAPI.service, endpoint: settings.endpoint, workers: settings.workers,
-                                 rateLimit: settings.rateLimit),
+                                 rateLimit: settings.rateLimit, security: ServerSecurity(settings)),
             router: router, database: database, verifier: try TokenVerifier.forService(settings),
             callerCheck: deletedUsers.check, logger: logger)
     }
@@ -42,7 +42,7 @@ public final class ChatService: RunnableService {
     public var endpoint: String { server.endpoint }
 
     public func start() throws {
-        if let endpoint = settings.eventsEndpoint { try events.open(endpoint: endpoint) }
+        if let endpoint = settings.eventsEndpoint { try events.open(endpoint: endpoint, security: ServerSecurity(settings)) }
         try server.start()
         userFollower.start()
         housekeeper.start()

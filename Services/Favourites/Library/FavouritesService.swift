@@ -25,10 +25,10 @@ public final class FavouritesService: RunnableService {
         let store = FavouritesStore(database: database)
         let deletedUsers = DeletedUsers(try store.deletedUsers())
 
-        postFollower = ChangeFollower.catalogue(settings: settings, database: database, logger: logger) { changes, db in
+        postFollower = try ChangeFollower.catalogue(settings: settings, database: database, logger: logger) { changes, db in
             try store.apply(changes, in: db)
         }
-        userFollower = ChangeFollower.auth(settings: settings, database: database, logger: logger) { changes, db in
+        userFollower = try ChangeFollower.auth(settings: settings, database: database, logger: logger) { changes, db in
             let deleted = try store.apply(changes, in: db)
             if !deleted.isEmpty { db.afterNextTransaction { _ in deletedUsers.insert(deleted) } }
         }
@@ -39,7 +39,7 @@ public final class FavouritesService: RunnableService {
         self.housekeeper = Housekeeper(tasks: [.forgetKeptReplies(in: database), .checkpoint(database)], logger: logger)
         self.server = Server(
             configuration: .init(service: FavouritesAPI.service, endpoint: settings.endpoint, workers: settings.workers,
-                                 rateLimit: settings.rateLimit),
+                                 rateLimit: settings.rateLimit, security: ServerSecurity(settings)),
             router: router, database: database, verifier: try TokenVerifier.forService(settings),
             callerCheck: deletedUsers.check, logger: logger)
     }

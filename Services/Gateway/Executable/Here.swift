@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import Gateway
 import ServiceClient
+import ZeroMQ
 import Wire
 #if canImport(Glibc)
 import Glibc
@@ -19,7 +20,7 @@ struct Here: ParsableCommand {
             """,
         subcommands: [Up.self, Status.self, Call.self, Register.self, Login.self, Logout.self, Whoami.self, Anon.self,
                       Profile.self, LocationCommand.self, PostCommand.self, Rate.self, Search.self, Nearest.self, PlaceCommand.self,
-                      CountryCommand.self, Divers.self, Fav.self, Chat.self, Fence.self, TripCommand.self, Tip.self, Within.self, Password.self, Account.self,
+                      CountryCommand.self, Divers.self, Fav.self, Chat.self, Fence.self, TripCommand.self, Tip.self, Within.self, Password.self, Account.self, Keys.self,
                       Errors.self])
 }
 
@@ -82,15 +83,25 @@ struct Up: ParsableCommand {
     @Flag(help: "On a first start (no data yet), add demo accounts and posts.")
     var demo = false
 
+    @Flag(help: "Run without CurveZMQ (by default the services admit only the keys in <data dir>/keys, made on first start).")
+    var plaintext = false
+
     @OptionGroup var options: CommonOptions
 
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
-        let directory = URL(fileURLWithPath: data ?? environment["HEREABOUTS_DATA_DIR"] ?? Self.defaultDataDirectory(environment))
+        let directory = data.map { URL(fileURLWithPath: $0) } ?? Gateway.dataDirectory(environment)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let firstStart = !FileManager.default.fileExists(atPath: directory.appendingPathComponent("auth.sqlite").path)
         var childEnvironment = environment
         childEnvironment["HEREABOUTS_DATA_DIR"] = directory.path
+        if plaintext {
+            childEnvironment[KeyRing.environmentVariable] = ""
+        } else if (environment[KeyRing.environmentVariable] ?? "").isEmpty {
+            let keys = directory.appendingPathComponent("keys")
+            try KeyRing.generate(into: keys)
+            childEnvironment[KeyRing.environmentVariable] = keys.path
+        }
         let supervisor = Supervisor(.init(services: ServiceEndpoints.services, executables: Self.executables(environment),
                                           dataDirectory: directory, environment: childEnvironment)) { [json = options.json] in Self.say($0, json: json) }
         // Signals arrive here, and the services (in their own process groups) are stopped in order.
@@ -117,7 +128,9 @@ struct Up: ParsableCommand {
                 Self.say("demo data could not be added: \(GatewayError.from(error).message)", json: options.json)
             }
         }
-        Self.say("all services ready; data in \(directory.path); Ctrl-C stops them", json: options.json)
+        let security = plaintext || childEnvironment[KeyRing.environmentVariable]?.isEmpty != false
+            ? "plaintext" : "CurveZMQ, keys in \(childEnvironment[KeyRing.environmentVariable]!)"
+        Self.say("all services ready (\(security)); data in \(directory.path); Ctrl-C stops them", json: options.json)
         stop.wait()
         supervisor.stop()
         sources.forEach { $0.cancel() }
@@ -128,11 +141,6 @@ struct Up: ParsableCommand {
     static func say(_ line: String, json: Bool) {
         let text = json ? String(decoding: JSONWriter.data(.object(JSONObject([("message", .string(line))]))), as: UTF8.self) : line
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
-    }
-
-    static func defaultDataDirectory(_ environment: [String: String]) -> String {
-        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty { return xdg + "/hereabouts" }
-        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/hereabouts"
     }
 
     /// The service executables: HEREABOUTS_BIN_DIR, else beside `here`.
@@ -159,7 +167,8 @@ struct Status: GatewayCommand {
         var rows: [Row] = []
         for service in ServiceEndpoints.services {
             // One short try each: a service that does not answer within a second is reported, not waited for.
-            let client = ServiceClient(service: service, endpoint: gateway.endpoint(of: service), timeout: 1, tries: 1)
+            let client = ServiceClient(service: service, endpoint: gateway.endpoint(of: service), timeout: 1, tries: 1,
+                                       curve: try gateway.curve(of: service))
             defer { client.close() }
             let started = Date()
             let reply = try? client.call(HealthAPI.health(service), Empty())
@@ -192,5 +201,21 @@ struct Call: GatewayCommand {
             throw GatewayError("the body must be a JSON object")
         }
         Output.json(try gateway.callRaw(op: op, body: .object(object), token: anonymous ? .none : .ifSignedIn))
+    }
+}
+
+struct Keys: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "CurveZMQ keys.", subcommands: [KeysGenerate.self])
+}
+
+struct KeysGenerate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "generate", abstract: "Write a key pair per component (auth, catalogue, geo, favourites, chat, here) into DIR.",
+        discussion: "<component>.key holds the Z85 public key, <component>.secret the secret key (mode 0600). Existing pairs are kept. Point HEREABOUTS_KEYS_DIR at DIR.")
+    @Argument var directory: String
+
+    func run() throws {
+        try KeyRing.generate(into: URL(fileURLWithPath: directory))
+        print("Keys in \(directory): " + KeyRing.components.map { "\($0).key" }.joined(separator: ", "))
     }
 }

@@ -229,6 +229,7 @@ struct FenceWatch: GatewayCommand {
         let socket = try Context.shared.makeSocket(.subscribe)
         defer { socket.close() }
         try socket.set(.subscribe(Data(GeoAPI.fenceTopic(userId: me).utf8)))
+        try socket.secure(try gateway.curve(of: GeoAPI.service))
         try socket.connect(events)
         FileHandle.standardError.write(Data("watching \(events) for your fence crossings; Ctrl-C stops\n".utf8))
         while let frames = try socket.receiveMessage(), frames.count == 2 {

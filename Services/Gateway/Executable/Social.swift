@@ -204,6 +204,7 @@ struct ChatWatch: GatewayCommand {
         let socket = try Context.shared.makeSocket(.subscribe)
         defer { socket.close() }
         try socket.set(.subscribe(Data(ChatAPI.messageTopic(userId: me).utf8)))
+        try socket.secure(try gateway.curve(of: ChatAPI.service))
         try socket.connect(events)
         FileHandle.standardError.write(Data("watching \(events) for your messages; Ctrl-C stops\n".utf8))
         while let frames = try socket.receiveMessage(), frames.count == 2 {

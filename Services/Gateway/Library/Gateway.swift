@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import ServiceClient
 import Wire
+import ZeroMQ
 
 /// What every `here` command talks through: one client per service at the
 /// endpoints `HEREABOUTS_*` name (or the defaults), and the saved session, whose
@@ -19,12 +20,38 @@ public final class Gateway {
     public let environment: [String: String]
     public let sessionFile: SessionFile
     public private(set) var session: Session?
+    /// `here`'s CURVE keys when the stack runs CURVE (see `keysDirectory`); nil for plaintext.
+    public let keys: KeyRing?
     private var clients: [String: ServiceClient] = [:]
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         self.environment = environment
         sessionFile = SessionFile(environment: environment)
         session = sessionFile.load()
+        keys = try Self.keysDirectory(environment).map { try KeyRing.load(directory: $0, component: "here") }
+    }
+
+    /// The stack's data directory: HEREABOUTS_DATA_DIR, else the per-user default.
+    public static func dataDirectory(_ environment: [String: String]) -> URL {
+        if let directory = environment["HEREABOUTS_DATA_DIR"], !directory.isEmpty { return URL(fileURLWithPath: directory) }
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty { return URL(fileURLWithPath: xdg).appendingPathComponent("hereabouts") }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/hereabouts")
+    }
+
+    /// Where the CURVE keys are: HEREABOUTS_KEYS_DIR, else `<data dir>/keys` when
+    /// `here up` made it there; nil (plaintext) otherwise.
+    public static func keysDirectory(_ environment: [String: String]) -> URL? {
+        if let directory = environment[KeyRing.environmentVariable] {
+            return directory.isEmpty ? nil : URL(fileURLWithPath: directory)
+        }
+        let keys = dataDirectory(environment).appendingPathComponent("keys")
+        return FileManager.default.fileExists(atPath: keys.appendingPathComponent("here.secret").path) ? keys : nil
+    }
+
+    /// How `here` connects to `service`'s sockets.
+    public func curve(of service: String) throws -> CurveRole? {
+        try keys?.client(of: service)
     }
 
     deinit {
@@ -38,7 +65,8 @@ public final class Gateway {
     public func client(_ service: String) -> ServiceClient {
         if let client = clients[service] { return client }
         // A person waits a while rather than see a spurious "unavailable" from a busy machine.
-        let client = ServiceClient(service: service, endpoint: endpoint(of: service), timeout: 15, tries: 2)
+        let client = ServiceClient(service: service, endpoint: endpoint(of: service), timeout: 15, tries: 2,
+                                   curve: try? self.curve(of: service))
         clients[service] = client
         return client
     }

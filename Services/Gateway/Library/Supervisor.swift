@@ -124,7 +124,8 @@ public final class Supervisor: Sendable {
     }
 
     private func waitForHealth(service: String, endpoint: String) -> HealthReply? {
-        let client = ServiceClient(service: service, endpoint: endpoint, timeout: 1, tries: 1)
+        let keys = try? Gateway.keysDirectory(configuration.environment).map { try KeyRing.load(directory: $0, component: "here") }
+        let client = ServiceClient(service: service, endpoint: endpoint, timeout: 1, tries: 1, curve: try? keys?.client(of: service))
         defer { client.close() }
         let deadline = Date().addingTimeInterval(configuration.startTimeout)
         while Date() < deadline {

@@ -58,7 +58,7 @@ public final class GeoService: RunnableService {
         let events = EventChannel()
         let fenceEvents = FenceEvents(channel: events)
 
-        let postFollower = ChangeFollower.catalogue(settings: settings, database: database, logger: logger) { changes, db in
+        let postFollower = try ChangeFollower.catalogue(settings: settings, database: database, logger: logger) { changes, db in
             let applied = try store.apply(changes, wasFence: fences.contains, in: db)
             // The indexes show a change once it is committed, never before.
             db.afterNextTransaction { _ in
@@ -70,7 +70,7 @@ public final class GeoService: RunnableService {
                 }
             }
         }
-        let userFollower = ChangeFollower.auth(settings: settings, database: database, logger: logger) { changes, db in
+        let userFollower = try ChangeFollower.auth(settings: settings, database: database, logger: logger) { changes, db in
             let applied = try store.apply(changes, in: db)
             let deleted = changes.filter { $0.type == .deleted }.map(\.userId)
             db.afterNextTransaction { _ in
@@ -95,7 +95,8 @@ public final class GeoService: RunnableService {
         // Kept replies of geo.fences.update are forgotten after a while, as elsewhere.
         self.housekeeper = Housekeeper(tasks: [.forgetKeptReplies(in: database), .checkpoint(database)], logger: logger)
         self.server = Server(
-            configuration: .init(service: GeoAPI.service, endpoint: settings.endpoint, workers: settings.workers),
+            configuration: .init(service: GeoAPI.service, endpoint: settings.endpoint, workers: settings.workers,
+                                 security: ServerSecurity(settings)),
             router: router, database: database, verifier: try TokenVerifier.forService(settings),
             callerCheck: deletedUsers.check, logger: logger)
     }
@@ -113,7 +114,7 @@ public final class GeoService: RunnableService {
 
     public func start() throws {
         if let events = settings.eventsEndpoint {
-            try self.events.open(endpoint: events)
+            try self.events.open(endpoint: events, security: ServerSecurity(settings))
         }
         try server.start()
         postFollower.start()

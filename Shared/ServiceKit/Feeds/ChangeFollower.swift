@@ -24,10 +24,13 @@ public final class ChangeFollower<Change: FeedChange>: Sendable {
         public var batchSize: Int
         public var pollInterval: TimeInterval
         public var context: Context
+        /// CURVE as a client of the source (its ROUTER and PUB sockets); nil for plaintext.
+        public var curve: CurveRole?
 
         public init(name: String, requestEndpoint: String, eventsEndpoint: String?,
                     op: Op<ChangesRequest, ChangesReply<Change>>, batchSize: Int = 500,
-                    pollInterval: TimeInterval = 1, context: Context = .shared) {
+                    pollInterval: TimeInterval = 1, context: Context = .shared, curve: CurveRole? = nil) {
+            self.curve = curve
             self.name = name
             self.requestEndpoint = requestEndpoint
             self.eventsEndpoint = eventsEndpoint
@@ -113,7 +116,7 @@ public final class ChangeFollower<Change: FeedChange>: Sendable {
     }
 
     private func run() {
-        let client = ServiceClient(service: feed.name, endpoint: feed.requestEndpoint, timeout: 2, tries: 1)
+        let client = ServiceClient(service: feed.name, endpoint: feed.requestEndpoint, timeout: 2, tries: 1, curve: feed.curve)
         let control: Socket
         var notices: Socket?
         do {
@@ -125,6 +128,7 @@ public final class ChangeFollower<Change: FeedChange>: Sendable {
                 try subscriber.set(.linger(milliseconds: 0))
                 try subscriber.set(.maxMessageSize(bytes: Int64(Limits.messageBytes)))
                 try subscriber.set(.subscribe(Data(ChangeNotice.topic(service: feed.name).utf8)))
+                try subscriber.secure(feed.curve)
                 try subscriber.connect(events)
                 notices = subscriber
             }
@@ -189,10 +193,11 @@ public enum FeedCursor {
 extension ChangeFollower where Change == UserChange {
     /// A follower of `auth.changes`, at auth's endpoints as `settings` resolve them.
     public static func auth(settings: ServiceSettings, database: ServiceDatabase, logger: Logger,
-                            apply: @escaping @Sendable ([UserChange], Database) throws -> Void) -> ChangeFollower {
+                            apply: @escaping @Sendable ([UserChange], Database) throws -> Void) throws -> ChangeFollower {
         let auth = settings.endpoints(of: AuthAPI.service)
         return ChangeFollower(
-            feed: .init(name: AuthAPI.service, requestEndpoint: auth.requests, eventsEndpoint: auth.events, op: AuthAPI.changes),
+            feed: .init(name: AuthAPI.service, requestEndpoint: auth.requests, eventsEndpoint: auth.events, op: AuthAPI.changes,
+                        curve: try settings.clientCurve(of: AuthAPI.service)),
             database: database, logger: logger, apply: apply)
     }
 }
@@ -200,11 +205,11 @@ extension ChangeFollower where Change == UserChange {
 extension ChangeFollower where Change == PostChange {
     /// A follower of `catalogue.changes`, at catalogue's endpoints as `settings` resolve them.
     public static func catalogue(settings: ServiceSettings, database: ServiceDatabase, logger: Logger,
-                                 apply: @escaping @Sendable ([PostChange], Database) throws -> Void) -> ChangeFollower {
+                                 apply: @escaping @Sendable ([PostChange], Database) throws -> Void) throws -> ChangeFollower {
         let catalogue = settings.endpoints(of: CatalogueAPI.service)
         return ChangeFollower(
             feed: .init(name: CatalogueAPI.service, requestEndpoint: catalogue.requests, eventsEndpoint: catalogue.events,
-                        op: CatalogueAPI.changes),
+                        op: CatalogueAPI.changes, curve: try settings.clientCurve(of: CatalogueAPI.service)),
             database: database, logger: logger, apply: apply)
     }
 }

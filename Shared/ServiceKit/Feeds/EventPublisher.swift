@@ -12,8 +12,9 @@ public final class EventPublisher: Sendable {
     private let socket: Mutex<Socket?>
     public let endpoint: String
 
-    public init(endpoint: String, context: Context = .shared) throws {
+    public init(endpoint: String, security: ServerSecurity? = nil, context: Context = .shared) throws {
         let socket = try context.makeSocket(.publish)
+        if let security { try security.secure(socket, in: context) }
         try socket.set(.linger(milliseconds: 200))
         try socket.set(.sendHighWaterMark(messages: 100_000))
         try socket.set(.maxMessageSize(bytes: Int64(Wire.Limits.messageBytes)))
@@ -44,8 +45,8 @@ public final class EventChannel: Sendable {
 
     public init() {}
 
-    public func open(endpoint: String) throws {
-        let opened = try EventPublisher(endpoint: endpoint)
+    public func open(endpoint: String, security: ServerSecurity? = nil) throws {
+        let opened = try EventPublisher(endpoint: endpoint, security: security)
         publisher.withLock { $0 = opened }
     }
 

@@ -31,11 +31,14 @@ public final class Server: Sendable {
         /// Per-user writes per second for rate-limited routes; nil for no limit.
         public var rateLimit: RateLimiter.Policy?
         public var context: Context
+        /// CURVE on the ROUTER socket; nil for plaintext.
+        public var security: ServerSecurity?
 
         public init(service: String, endpoint: String, workers: Int = 2, pools: [String: PoolConfiguration] = [:],
                     drainTimeout: TimeInterval = 0.7, lingerMilliseconds: Int32 = 150,
-                    rateLimit: RateLimiter.Policy? = nil, context: Context = .shared) {
+                    rateLimit: RateLimiter.Policy? = nil, context: Context = .shared, security: ServerSecurity? = nil) {
             self.rateLimit = rateLimit
+            self.security = security
             self.service = service
             self.endpoint = endpoint
             self.workers = workers
@@ -107,6 +110,9 @@ public final class Server: Sendable {
 
     /// Binds the endpoint and starts the threads; throws when the bind fails.
     public func start() throws {
+        if configuration.security == nil {
+            logger.warning("\(configuration.service) runs in plaintext: anyone who can reach its port can call it (set HEREABOUTS_KEYS_DIR for CurveZMQ)")
+        }
         let started = Mutex<Result<String, any Error>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let front = ServiceThread(name: "\(configuration.service)-front") { [self] in
@@ -186,6 +192,7 @@ public final class Server: Sendable {
             // Drop peers that stop answering heartbeats instead of queueing for them.
             try frontend.set(.heartbeatInterval(milliseconds: 5_000))
             try frontend.set(.heartbeatTimeout(milliseconds: 15_000))
+            if let security = configuration.security { try security.secure(frontend, in: context) }
             try frontend.bind(configuration.endpoint)
             replies = try context.makeSocket(.pull)
             try replies.set(.linger(milliseconds: 0))

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Contracts
 import Foundation
+import ServiceClient
+import ZeroMQ
 import Logging
 
 /// The flags every service executable takes. Each overrides the matching
@@ -96,6 +98,22 @@ public struct ServiceSettings: Sendable {
         } else {
             rateLimit = .standard
         }
+        do {
+            keys = try KeyRing.fromEnvironment(environment, component: service)
+        } catch {
+            throw ValidationError("\(KeyRing.environmentVariable): \(error)")
+        }
+    }
+
+    /// CURVE keys from `HEREABOUTS_KEYS_DIR`; nil runs plaintext.
+    public var keys: KeyRing?
+
+    /// How this service's ROUTER and PUB sockets run.
+    public var serverCurve: CurveRole? { keys?.server }
+
+    /// How this service connects to `peer`'s sockets.
+    public func clientCurve(of peer: String) throws -> CurveRole? {
+        try keys?.client(of: peer)
     }
 
     /// The file of this service's database.

@@ -19,8 +19,9 @@ extension TokenVerifier {
             return try TokenVerifier(source: .fixed(keys.keys))
         }
         let auth = settings.endpoints(of: AuthAPI.service).requests
+        let curve = try settings.clientCurve(of: AuthAPI.service)
         return try TokenVerifier(source: .fetched {
-            let client = ServiceClient(service: AuthAPI.service, endpoint: auth, timeout: 2, tries: 2)
+            let client = ServiceClient(service: AuthAPI.service, endpoint: auth, timeout: 2, tries: 2, curve: curve)
             defer { client.close() }
             return try client.call(AuthAPI.publicKey, Empty()).keys
         })
