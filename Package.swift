@@ -319,7 +319,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SystemTests",
-            dependencies: ["ServiceClient", "ServiceKitTesting", "Contracts", "Wire", "ZeroMQ"],
+            dependencies: ["ServiceClient", "ServiceKitTesting", "Contracts", "Wire", "ZeroMQ",
+                           .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

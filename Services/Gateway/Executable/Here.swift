@@ -86,6 +86,9 @@ struct Up: ParsableCommand {
     @Flag(help: "Run without CurveZMQ (by default the services admit only the keys in <data dir>/keys, made on first start).")
     var plaintext = false
 
+    @Option(help: "The longest wait, in seconds, before restarting a service that keeps dying (it doubles from 1 s).")
+    var maxBackoff: Double = 30
+
     @OptionGroup var options: CommonOptions
 
     func run() throws {
@@ -102,8 +105,10 @@ struct Up: ParsableCommand {
             try KeyRing.generate(into: keys)
             childEnvironment[KeyRing.environmentVariable] = keys.path
         }
-        let supervisor = Supervisor(.init(services: ServiceEndpoints.services, executables: Self.executables(environment),
-                                          dataDirectory: directory, environment: childEnvironment)) { [json = options.json] in Self.say($0, json: json) }
+        var configuration = Supervisor.Configuration(services: ServiceEndpoints.services, executables: Self.executables(environment),
+                                                     dataDirectory: directory, environment: childEnvironment)
+        configuration.maxBackoff = max(0, maxBackoff)
+        let supervisor = Supervisor(configuration) { [json = options.json] in Self.say($0, json: json) }
         // Signals arrive here, and the services (in their own process groups) are stopped in order.
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)

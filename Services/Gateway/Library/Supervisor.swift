@@ -19,6 +19,8 @@ public final class Supervisor: Sendable {
         /// The services' environment: endpoints, data directory, log level.
         public var environment: [String: String]
         public var startTimeout: TimeInterval = 60
+        /// The longest wait before restarting a service that keeps dying.
+        public var maxBackoff: TimeInterval = 30
 
         public init(services: [String], executables: URL, dataDirectory: URL, environment: [String: String]) {
             self.services = services
@@ -105,7 +107,7 @@ public final class Supervisor: Sendable {
                 var child = children[service] ?? Child()
                 if Date().timeIntervalSince(child.startedAt) >= 60 { child.backoff = 0 }
                 let delay = child.backoff
-                child.backoff = min(30, max(1, child.backoff * 2))
+                child.backoff = min(configuration.maxBackoff, max(1, child.backoff * 2))
                 child.restarts += 1
                 child.pid = 0
                 children[service] = child
