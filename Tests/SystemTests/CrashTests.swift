@@ -10,7 +10,7 @@ import Wire
 @Suite("kill -9 under here up", .serialized)
 struct CrashTests {
     /// The pid of `executable` among `parent`'s children, from /proc.
-    private func child(named executable: String, of parent: Int32) -> Int32? {
+    static func child(named executable: String, of parent: Int32) -> Int32? {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         for entry in entries {
             guard let pid = Int32(entry),
@@ -23,6 +23,170 @@ struct CrashTests {
             return pid
         }
         return nil
+    }
+
+    /// `here up` on free endpoints in a temp directory, plaintext, restarting at once.
+    private final class Stack {
+        let directory: URL
+        var environment: [String: String]
+        let up: ChildProcess
+
+        init() throws {
+            directory = URL(fileURLWithPath: "/tmp/hb-crash-\(Identifier.random(count: 8))")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            environment = ["HEREABOUTS_DATA_DIR": directory.path, "HEREABOUTS_LOG_LEVEL": "error", "HEREABOUTS_RATE_LIMIT": "0",
+                           "HEREABOUTS_BIN_DIR": ChildProcess.binDirectory.path,
+                           "XDG_CONFIG_HOME": directory.appendingPathComponent("config").path]
+            for service in ServiceEndpoints.services {
+                environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
+                environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
+            }
+            up = try ChildProcess("here", arguments: ["up", "--plaintext", "--max-backoff", "0"], environment: environment,
+                                  log: directory.appendingPathComponent("up.log"))
+            for _ in 0..<600 where !up.logText.contains("all services ready") { Thread.sleep(forTimeInterval: 0.1) }
+            guard up.logText.contains("all services ready") else { throw ServiceError.unavailable("here up did not start: \(up.logText)") }
+        }
+
+        deinit {
+            up.terminate()
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        func endpoint(_ service: String) -> String { environment[ServiceEndpoints.requestsVariable(service)]! }
+
+        func client(_ service: String, timeout: TimeInterval = 20) -> ServiceClient {
+            ServiceClient(service: service, endpoint: endpoint(service), timeout: timeout, tries: 1)
+        }
+
+        func register(_ email: String) throws -> SessionReply {
+            let auth = client("auth")
+            defer { auth.close() }
+            return try auth.call(AuthAPI.register, RegisterRequest(email: email, password: "password1"))
+        }
+
+        /// 20 rounds: `write(n)` in a closed loop (returning a key when acknowledged) while the service is killed -9.
+        func crashRounds(_ service: String, write: @escaping @Sendable (ServiceClient, String) -> String?) -> (acknowledged: Set<String>, kills: Int) {
+            let acknowledged = Mutex<Set<String>>([])
+            var kills = 0
+            for round in 0..<20 {
+                let stop = Atomic<Bool>(false)
+                let done = DispatchSemaphore(value: 0)
+                let target = endpoint(service)
+                Thread.detachNewThread {
+                    defer { done.signal() }
+                    let client = ServiceClient(service: service, endpoint: target, timeout: 1, tries: 1)
+                    defer { client.close() }
+                    var n = 0
+                    while !stop.load(ordering: .relaxed) {
+                        n += 1
+                        if let key = write(client, "r\(round)-\(n)") { _ = acknowledged.withLock { $0.insert(key) } }
+                    }
+                }
+                Thread.sleep(forTimeInterval: 0.2)
+                if let pid = CrashTests.child(named: "\(service)-service", of: up.process.processIdentifier) {
+                    kill(pid, SIGKILL)
+                    kills += 1
+                }
+                Thread.sleep(forTimeInterval: 0.3)
+                stop.store(true, ordering: .relaxed)
+                done.wait()
+                _ = waitUntilHealthy(service: service, endpoint: target, timeout: 30)
+            }
+            return (acknowledged.withLock { $0 }, kills)
+        }
+
+        func integrityCheck(_ service: String) throws -> String? {
+            var configuration = Configuration()
+            configuration.readonly = true
+            let database = try DatabaseQueue(path: directory.appendingPathComponent("\(service).sqlite").path, configuration: configuration)
+            return try database.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") }
+        }
+    }
+
+    @Test("favourites, chat and auth: 20 kill -9 rounds each during acknowledged writes; every acknowledged write is there once, the files are intact")
+    func otherWriters() throws {
+        let stack = try Stack()
+        let provider = try stack.register("provider@example.org")
+        let seeker = try stack.register("seeker@example.org"), peer = try stack.register("peer@example.org")
+        // Posts for favourites to save, one per acknowledged add at most.
+        let catalogue = stack.client("catalogue")
+        defer { catalogue.close() }
+        var postIds: [String] = []
+        for batch in 0..<10 {
+            let drafts = (0..<1000).map { PostDraft(kind: "offer", title: "P\(batch)-\($0)", lat: 1, lon: 1, ref: "p\(batch)-\($0)") }
+            postIds += try catalogue.call(CatalogueAPI.importPosts, ImportPostsRequest(posts: drafts), token: provider.accessToken).ids
+        }
+        let favouritesClient = stack.client("favourites")
+        defer { favouritesClient.close() }
+        // Favourites has followed catalogue once it takes the last post (which the rounds below then leave out).
+        var followed = false
+        for _ in 0..<300 where !followed {
+            followed = (try? favouritesClient.call(FavouritesAPI.add, FavouriteRequest(postId: postIds.last!), token: seeker.accessToken)) != nil
+            if !followed { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        try #require(followed)
+
+        // Favourites: each write saves the next post (ids unique per write, so a doubled add would show as a second row).
+        let posts = postIds, seekerToken = seeker.accessToken
+        let counter = Atomic<Int>(0)
+        let favourites = stack.crashRounds("favourites") { client, id in
+            let post = posts[counter.add(1, ordering: .relaxed).oldValue % (posts.count - 1)]
+            return (try? client.call(FavouritesAPI.add, FavouriteRequest(postId: post), token: seekerToken, id: "f-\(id)")) != nil ? post : nil
+        }
+        var saved: [String] = []
+        var cursor: String?
+        repeat {
+            let page = try favouritesClient.call(FavouritesAPI.list, FavouritesListRequest(limit: 100, cursor: cursor), token: seeker.accessToken)
+            saved += page.items.map(\.postId)
+            cursor = page.nextCursor
+        } while cursor != nil
+        #expect(favourites.kills == 20)
+        #expect(Set(saved).count == saved.count)
+        #expect(favourites.acknowledged.isSubset(of: Set(saved)))
+        #expect(try stack.integrityCheck("favourites") == "ok")
+        print("favourites crash rounds: \(favourites.kills) kills, \(favourites.acknowledged.count) acknowledged adds, \(saved.count) stored")
+
+        // Chat: each acknowledged message is in the conversation once, seqs without gaps.
+        let peerId = peer.user.id
+        let chat = stack.crashRounds("chat") { client, id in
+            (try? client.call(ChatAPI.send, SendMessageRequest(to: peerId, text: id), token: seekerToken, id: "m-\(id)"))?.message.text
+        }
+        let chatClient = stack.client("chat")
+        defer { chatClient.close() }
+        let conversation = try #require(try chatClient.call(ChatAPI.conversations, ConversationsRequest(), token: seeker.accessToken)
+            .conversations.first)
+        var messages: [ChatMessage] = []
+        var after: Int64 = 0
+        while true {
+            let page = try chatClient.call(ChatAPI.messages, MessagesRequest(conversationId: conversation.id, after: after, limit: 100),
+                                           token: seeker.accessToken).messages
+            guard let last = page.last else { break }
+            messages += page
+            after = last.seq
+        }
+        #expect(chat.kills == 20)
+        #expect(messages.map(\.seq) == Array(1...Int64(messages.count)))
+        #expect(Set(messages.map(\.text)).count == messages.count)
+        #expect(chat.acknowledged.isSubset(of: Set(messages.map(\.text))))
+        #expect(try stack.integrityCheck("chat") == "ok")
+        print("chat crash rounds: \(chat.kills) kills, \(chat.acknowledged.count) acknowledged sends, \(messages.count) stored")
+
+        // Auth: each acknowledged new account (anonymous: no password hashing, so many per round) is there.
+        let auth = stack.crashRounds("auth") { client, id in
+            (try? client.call(AuthAPI.anonymous, Empty(), id: "a-\(id)"))?.user.id
+        }
+        let authClient = stack.client("auth")
+        defer { authClient.close() }
+        let ids = Array(auth.acknowledged)
+        var found = 0
+        for start in stride(from: 0, to: ids.count, by: 200) {
+            found += try authClient.call(AuthAPI.usersGet, UsersGetRequest(ids: Array(ids[start..<min(start + 200, ids.count)]))).users.count
+        }
+        #expect(auth.kills == 20)
+        #expect(found == ids.count)
+        #expect(try stack.integrityCheck("auth") == "ok")
+        #expect(!ids.isEmpty && !favourites.acknowledged.isEmpty && !chat.acknowledged.isEmpty)
+        print("auth crash rounds: \(auth.kills) kills, \(ids.count) acknowledged new accounts, \(found) found")
     }
 
     @Test("20 rounds of kill -9 during a stream of acknowledged creates: every acknowledged post is there once, the file is intact, geo follows with nothing missing or doubled")
@@ -65,7 +229,7 @@ struct CrashTests {
                 }
             }
             Thread.sleep(forTimeInterval: 0.2)
-            if let pid = child(named: "catalogue-service", of: up.process.processIdentifier) {
+            if let pid = Self.child(named: "catalogue-service", of: up.process.processIdentifier) {
                 kill(pid, SIGKILL)
                 killed += 1
             }
