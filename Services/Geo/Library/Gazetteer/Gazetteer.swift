@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 /// Places and countries from the GeoNames file geo ships
-/// (`Resources/gazetteer.tsv`, made by `Services/Geo/Gazetteer/derive_gazetteer.py`):
+/// (`Resources/gazetteer.tsv.gz`, made by `Services/Geo/Gazetteer/derive_gazetteer.py`):
 /// names to places, points to their nearest place, codes to countries.
 ///
 /// Read once and never changed, so it is shared by every thread without locks.
@@ -71,8 +71,8 @@ extension Gazetteer {
         if let path = environment["HEREABOUTS_GAZETTEER"], !path.isEmpty {
             return URL(fileURLWithPath: path)
         }
-        guard let url = Bundle.module.url(forResource: "gazetteer", withExtension: "tsv") else {
-            throw GazetteerError.missingFile("gazetteer.tsv is not among geo's resources; set HEREABOUTS_GAZETTEER")
+        guard let url = Bundle.module.url(forResource: "gazetteer", withExtension: "tsv.gz") else {
+            throw GazetteerError.missingFile("gazetteer.tsv.gz is not among geo's resources; set HEREABOUTS_GAZETTEER")
         }
         return url
     }

@@ -1,11 +1,12 @@
 import Contracts
 import Foundation
 
-/// Reads the tab-separated gazetteer file (its format is described in
-/// `Services/Geo/Gazetteer/derive_gazetteer.py`).
+/// Reads the tab-separated gazetteer file, gzipped as shipped or plain (its format is
+/// described in `Services/Geo/Gazetteer/derive_gazetteer.py`).
 enum GazetteerFile {
     static func read(_ url: URL) throws -> Gazetteer {
-        let data = try Data(contentsOf: url)
+        let file = try Data(contentsOf: url)
+        let data = Gunzip.isGzip(file) ? try Gunzip.inflate(file) : file
         var continents: [String: String] = [:]
         var countryRows: [[String]] = []
         var places: [Place] = []

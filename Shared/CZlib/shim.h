@@ -1,0 +1,2 @@
+// zlib, for geo's gzipped gazetteer (Debian: zlib1g-dev).
+#include <zlib.h>
