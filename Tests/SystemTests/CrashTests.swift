@@ -64,9 +64,11 @@ struct CrashTests {
             return try auth.call(AuthAPI.register, RegisterRequest(email: email, password: "password1"))
         }
 
-        /// 20 rounds: `write(n)` in a closed loop (returning a key when acknowledged) while the service is killed -9.
-        func crashRounds(_ service: String, write: @escaping @Sendable (ServiceClient, String) -> String?) -> (acknowledged: Set<String>, kills: Int) {
-            let acknowledged = Mutex<Set<String>>([])
+        /// 20 rounds: `write(client, name)` in a closed loop while the service is killed -9. Each acknowledged
+        /// write returns what it stored: a key, and what the key should lead to.
+        func crashRounds(_ service: String, write: @escaping @Sendable (ServiceClient, String) -> (key: String, value: String)?)
+            -> (acknowledged: [String: String], kills: Int) {
+            let acknowledged = Mutex<[String: String]>([:])
             var kills = 0
             for round in 0..<20 {
                 let stop = Atomic<Bool>(false)
@@ -79,7 +81,7 @@ struct CrashTests {
                     var n = 0
                     while !stop.load(ordering: .relaxed) {
                         n += 1
-                        if let key = write(client, "r\(round)-\(n)") { _ = acknowledged.withLock { $0.insert(key) } }
+                        if let stored = write(client, "r\(round)-\(n)") { acknowledged.withLock { $0[stored.key] = stored.value } }
                     }
                 }
                 Thread.sleep(forTimeInterval: 0.2)
@@ -131,7 +133,8 @@ struct CrashTests {
         let counter = Atomic<Int>(0)
         let favourites = stack.crashRounds("favourites") { client, id in
             let post = posts[counter.add(1, ordering: .relaxed).oldValue % (posts.count - 1)]
-            return (try? client.call(FavouritesAPI.add, FavouriteRequest(postId: post), token: seekerToken, id: "f-\(id)")) != nil ? post : nil
+            let saved = try? client.call(FavouritesAPI.add, FavouriteRequest(postId: post), token: seekerToken, id: "f-\(id)")
+            return saved == nil ? nil : (post, post)
         }
         var saved: [String] = []
         var cursor: String?
@@ -142,14 +145,15 @@ struct CrashTests {
         } while cursor != nil
         #expect(favourites.kills == 20)
         #expect(Set(saved).count == saved.count)
-        #expect(favourites.acknowledged.isSubset(of: Set(saved)))
+        #expect(Set(favourites.acknowledged.keys).isSubset(of: Set(saved)))
         #expect(try stack.integrityCheck("favourites") == "ok")
         print("favourites crash rounds: \(favourites.kills) kills, \(favourites.acknowledged.count) acknowledged adds, \(saved.count) stored")
 
         // Chat: each acknowledged message is in the conversation once, seqs without gaps.
         let peerId = peer.user.id
         let chat = stack.crashRounds("chat") { client, id in
-            (try? client.call(ChatAPI.send, SendMessageRequest(to: peerId, text: id), token: seekerToken, id: "m-\(id)"))?.message.text
+            (try? client.call(ChatAPI.send, SendMessageRequest(to: peerId, text: id), token: seekerToken, id: "m-\(id)"))
+                .map { ($0.message.text, $0.message.id) }
         }
         let chatClient = stack.client("chat")
         defer { chatClient.close() }
@@ -167,17 +171,17 @@ struct CrashTests {
         #expect(chat.kills == 20)
         #expect(messages.map(\.seq) == Array(1...Int64(messages.count)))
         #expect(Set(messages.map(\.text)).count == messages.count)
-        #expect(chat.acknowledged.isSubset(of: Set(messages.map(\.text))))
+        #expect(Set(chat.acknowledged.keys).isSubset(of: Set(messages.map(\.text))))
         #expect(try stack.integrityCheck("chat") == "ok")
         print("chat crash rounds: \(chat.kills) kills, \(chat.acknowledged.count) acknowledged sends, \(messages.count) stored")
 
         // Auth: each acknowledged new account (anonymous: no password hashing, so many per round) is there.
         let auth = stack.crashRounds("auth") { client, id in
-            (try? client.call(AuthAPI.anonymous, Empty(), id: "a-\(id)"))?.user.id
+            (try? client.call(AuthAPI.anonymous, Empty(), id: "a-\(id)")).map { ($0.user.id, $0.user.id) }
         }
         let authClient = stack.client("auth")
         defer { authClient.close() }
-        let ids = Array(auth.acknowledged)
+        let ids = Array(auth.acknowledged.keys)
         var found = 0
         for start in stride(from: 0, to: ids.count, by: 200) {
             found += try authClient.call(AuthAPI.usersGet, UsersGetRequest(ids: Array(ids[start..<min(start + 200, ids.count)]))).users.count
@@ -191,57 +195,16 @@ struct CrashTests {
 
     @Test("20 rounds of kill -9 during a stream of acknowledged creates: every acknowledged post is there once, the file is intact, geo follows with nothing missing or doubled")
     func catalogueCrashes() throws {
-        let directory = URL(fileURLWithPath: "/tmp/hb-crash-\(Identifier.random(count: 8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        var environment = ["HEREABOUTS_DATA_DIR": directory.path, "HEREABOUTS_LOG_LEVEL": "error", "HEREABOUTS_RATE_LIMIT": "0",
-                           "HEREABOUTS_BIN_DIR": ChildProcess.binDirectory.path, "XDG_CONFIG_HOME": directory.appendingPathComponent("config").path]
-        for service in ServiceEndpoints.services {
-            environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
-            environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
+        let stack = try Stack()
+        let token = try stack.register("crash@example.org").accessToken
+        let rounds = stack.crashRounds("catalogue") { client, title in
+            (try? client.call(CatalogueAPI.create, CreatePostRequest(PostDraft(kind: "offer", title: title, lat: 1, lon: 1)),
+                              token: token, id: "c-\(title)").post).map { (title, $0.id) }
         }
-        let up = try ChildProcess("here", arguments: ["up", "--plaintext", "--max-backoff", "0"], environment: environment, log: directory.appendingPathComponent("up.log"))
-        defer { up.terminate() }
-        for _ in 0..<600 where !up.logText.contains("all services ready") { Thread.sleep(forTimeInterval: 0.1) }
-        try #require(up.logText.contains("all services ready"), "\(up.logText)")
-        let endpoint = { (service: String) in environment[ServiceEndpoints.requestsVariable(service)]! }
-        let token = try ServiceClient(service: "auth", endpoint: endpoint("auth"), timeout: 20, tries: 1)
-            .call(AuthAPI.register, RegisterRequest(email: "crash@example.org", password: "password1")).accessToken
-
-        let acknowledged = Mutex<[String: String]>([:])  // title → post id
-        var killed = 0
-        for round in 0..<20 {
-            let catalogueEndpoint = endpoint("catalogue")
-            let stop = Atomic<Bool>(false)
-            let done = DispatchSemaphore(value: 0)
-            Thread.detachNewThread {
-                defer { done.signal() }
-                let client = ServiceClient(service: "catalogue", endpoint: catalogueEndpoint, timeout: 1, tries: 1)
-                defer { client.close() }
-                var n = 0
-                while !stop.load(ordering: .relaxed) {
-                    n += 1
-                    let title = "r\(round)-\(n)"
-                    if let post = try? client.call(CatalogueAPI.create, CreatePostRequest(PostDraft(kind: "offer", title: title, lat: 1, lon: 1)),
-                                                   token: token, id: "c-\(title)").post {
-                        acknowledged.withLock { $0[title] = post.id }
-                    }
-                }
-            }
-            Thread.sleep(forTimeInterval: 0.2)
-            if let pid = Self.child(named: "catalogue-service", of: up.process.processIdentifier) {
-                kill(pid, SIGKILL)
-                killed += 1
-            }
-            Thread.sleep(forTimeInterval: 0.3)
-            stop.store(true, ordering: .relaxed)
-            done.wait()
-            #expect(waitUntilHealthy(service: "catalogue", endpoint: endpoint("catalogue"), timeout: 30), "round \(round)")
-        }
-        #expect(killed == 20)
+        #expect(rounds.kills == 20)
 
         // Every acknowledged create is there, once; nothing else doubled.
-        let client = ServiceClient(service: "catalogue", endpoint: endpoint("catalogue"), timeout: 20, tries: 1)
+        let client = stack.client("catalogue")
         defer { client.close() }
         var stored: [String: String] = [:]
         var titles: [String] = []
@@ -254,19 +217,17 @@ struct CrashTests {
             }
             cursor = page.nextCursor
         } while cursor != nil
-        let acked = acknowledged.withLock { $0 }
+        let acked = rounds.acknowledged
         #expect(Set(titles).count == titles.count, "a create was applied twice")
         let missing = acked.filter { stored[$0.key] != $0.value }
         #expect(missing.isEmpty, "acknowledged but not stored: \(missing.keys.sorted().prefix(5))")
         print("catalogue crash rounds: 20 kills, \(acked.count) acknowledged creates, \(titles.count) stored, \(missing.count) missing")
 
         // The file is intact.
-        let database = try DatabaseQueue(path: directory.appendingPathComponent("catalogue.sqlite").path,
-                                         configuration: { var c = Configuration(); c.readonly = true; return c }())
-        #expect(try database.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") } == "ok")
+        #expect(try stack.integrityCheck("catalogue") == "ok")
 
         // Geo followed every change: the same posts, none missing or doubled.
-        let geo = ServiceClient(service: "geo", endpoint: endpoint("geo"), timeout: 20, tries: 1)
+        let geo = stack.client("geo")
         defer { geo.close() }
         var geoCount = -1
         for _ in 0..<200 where geoCount != titles.count {

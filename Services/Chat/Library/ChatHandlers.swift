@@ -8,6 +8,8 @@ import Wire
 struct ChatHandlers: Sendable {
     let store: ChatStore
     let events: EventChannel
+    /// A conversations page's cursor: the activity of the last one shown.
+    private static let cursor = SeqCursor(tag: "c")
 
     func register(into router: inout Router) {
         router.write(ChatAPI.send, rateLimited: true, send)
@@ -36,9 +38,9 @@ struct ChatHandlers: Sendable {
 
     func conversations(_ request: ConversationsRequest, _ context: RequestContext) throws -> ConversationsReply {
         let userId = try context.requireCaller().userID
-        let before = try request.cursor.map { try ActivityCursor.decode($0) }
+        let before = try request.cursor.map(Self.cursor.decode)
         let page = try store.conversations(of: userId, limit: request.limit ?? 20, before: before)
-        return ConversationsReply(conversations: page.conversations, nextCursor: page.nextBefore.map(ActivityCursor.encode))
+        return ConversationsReply(conversations: page.conversations, nextCursor: page.nextBefore.map(Self.cursor.encode))
     }
 
     func messages(_ request: MessagesRequest, _ context: RequestContext) throws -> MessagesReply {
@@ -69,18 +71,5 @@ struct ChatHandlers: Sendable {
             try store.unblock(request.userId, by: userId, in: db)
             return Empty()
         }
-    }
-}
-
-/// A conversations cursor: the activity of the last one shown, opaque to clients.
-enum ActivityCursor {
-    static func encode(_ activity: Int64) -> String { Base64URL.encode(Data("c\(activity)".utf8)) }
-
-    static func decode(_ text: String) throws -> Int64 {
-        guard let data = Base64URL.decode(text), let string = String(data: data, encoding: .utf8), string.first == "c",
-              let activity = Int64(string.dropFirst()), activity > 0 else {
-            throw ServiceError.invalidArgument(field: "cursor", "cursor is not one this service made")
-        }
-        return activity
     }
 }

@@ -6,6 +6,8 @@ import Wire
 /// Favourites' handlers: each checks its request and asks the store.
 struct FavouritesHandlers: Sendable {
     let store: FavouritesStore
+    /// A list page's cursor: the seq of the last item shown.
+    private static let cursor = SeqCursor(tag: "f")
 
     func register(into router: inout Router) {
         router.write(FavouritesAPI.add, rateLimited: true, add)
@@ -31,27 +33,14 @@ struct FavouritesHandlers: Sendable {
 
     func list(_ request: FavouritesListRequest, _ context: RequestContext) throws -> FavouritesListReply {
         let userId = try context.requireCaller().userID
-        let before = try request.cursor.map(ListCursor.decode)
+        let before = try request.cursor.map(Self.cursor.decode)
         let page = try store.list(of: userId, limit: request.limit ?? 20, before: before)
-        return FavouritesListReply(items: page.items, total: page.total, nextCursor: page.nextBefore.map(ListCursor.encode))
+        return FavouritesListReply(items: page.items, total: page.total, nextCursor: page.nextBefore.map(Self.cursor.encode))
     }
 
     func contains(_ request: FavouritesContainsRequest, _ context: RequestContext) throws -> FavouritesContainsReply {
         let userId = try context.requireCaller().userID
         let saved = try store.saved(request.postIds, by: userId)
         return FavouritesContainsReply(contains: Dictionary(request.postIds.map { ($0, saved.contains($0)) }) { first, _ in first })
-    }
-}
-
-/// A list cursor: the seq of the last item shown, opaque to clients.
-enum ListCursor {
-    static func encode(_ seq: Int64) -> String { Base64URL.encode(Data("f\(seq)".utf8)) }
-
-    static func decode(_ text: String) throws -> Int64 {
-        guard let data = Base64URL.decode(text), let string = String(data: data, encoding: .utf8), string.first == "f",
-              let seq = Int64(string.dropFirst()), seq > 0 else {
-            throw ServiceError.invalidArgument(field: "cursor", "cursor is not one this service made")
-        }
-        return seq
     }
 }

@@ -19,14 +19,20 @@ enum SortArgument: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
+/// The gazetteer's best match for a name, as geo itself resolves `place`.
+func bestPlace(named name: String, _ gateway: Gateway) throws -> Place {
+    guard let place = try gateway.call(GeoAPI.placesSearch, PlacesSearchRequest(q: name, limit: 1), token: .none).places.first else {
+        throw GatewayError("no place is called \"\(name)\"")
+    }
+    return place
+}
+
 /// A point for ops that take only `lat`/`lon`: a place name goes through the gazetteer first.
 func coordinates(of point: PointArgument, _ gateway: Gateway) throws -> (lat: Double, lon: Double, place: Place?) {
     switch point {
     case .coordinates(let lat, let lon): return (lat, lon, nil)
     case .place(let name):
-        guard let place = try gateway.call(GeoAPI.placesSearch, PlacesSearchRequest(q: name, limit: 1), token: .none).places.first else {
-            throw GatewayError("no place is called \"\(name)\"")
-        }
+        let place = try bestPlace(named: name, gateway)
         return (place.lat, place.lon, place)
     }
 }

@@ -50,19 +50,9 @@ struct FavList: GatewayCommand {
         print("\(list.total) saved")
         Output.table(["TITLE", "DISTANCE", "CONTACT", "ID"], list.items.map { item in
             guard let post = byId[item.postId] else { return ["(gone)", "-", "-", item.postId] }
-            let distance = home.map { Output.distance(GreatCircle.distance($0.lat, $0.lon, post.lat, post.lon)) } ?? "-"
+            let distance = home.map { Output.distance(GeoRules.distance(lat1: $0.lat, lon1: $0.lon, lat2: post.lat, lon2: post.lon)) } ?? "-"
             return [post.title, distance, contacts[post.ownerId].flatMap { $0.isEmpty ? nil : $0 } ?? "-", post.id]
         })
-    }
-}
-
-/// Haversine on the protocol's sphere: distances shown to people.
-enum GreatCircle {
-    static func distance(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
-        let phi1 = lat1 * .pi / 180, phi2 = lat2 * .pi / 180
-        let dPhi = phi2 - phi1, dLambda = (lon2 - lon1) * .pi / 180
-        let a = sin(dPhi / 2) * sin(dPhi / 2) + cos(phi1) * cos(phi2) * sin(dLambda / 2) * sin(dLambda / 2)
-        return 2 * GeoRules.earthRadius * asin(min(1, sqrt(a)))
     }
 }
 

@@ -24,9 +24,7 @@ struct TripCreate: GatewayCommand {
     @Option(help: "Default: the city's name.") var title: String?
 
     func execute(_ gateway: Gateway) throws {
-        guard let place = try gateway.call(GeoAPI.placesSearch, PlacesSearchRequest(q: to, limit: 1), token: .none).places.first else {
-            throw GatewayError("no place is called \"\(to)\"")
-        }
+        let place = try bestPlace(named: to, gateway)
         let request = CreateTripRequest(title: title ?? place.name, city: place.name, countryCode: place.countryCode, lat: place.lat,
                                         lon: place.lon, start: try localDate(from, "--from"), end: try localDate(until, "--until"))
         let trip = try gateway.call(CatalogueAPI.createTrip, request, token: .required).trip
@@ -146,9 +144,7 @@ struct TipAdd: GatewayCommand {
     @Option var text = ""
 
     func execute(_ gateway: Gateway) throws {
-        guard let place = try gateway.call(GeoAPI.placesSearch, PlacesSearchRequest(q: city, limit: 1), token: .none).places.first else {
-            throw GatewayError("no place is called \"\(city)\"")
-        }
+        let place = try bestPlace(named: city, gateway)
         let draft = PostDraft(kind: "tip", title: name, text: text, lat: place.lat, lon: place.lon, category: category,
                               timezone: place.timezone, place: PostPlace(city: place.name, countryCode: place.countryCode))
         let post = try gateway.call(CatalogueAPI.create, CreatePostRequest(draft), token: .required).post

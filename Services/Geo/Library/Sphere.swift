@@ -34,14 +34,12 @@ struct UnitVector: Sendable, Equatable {
 public enum Sphere {
     public static let radius = GeoRules.earthRadius
 
-    /// The haversine distance in metres. Every distance geo reports, sorts by or
-    /// compares with a radius comes from here, so equal inputs give equal answers.
+    /// The haversine distance in metres (`GeoRules.distance`). Every distance geo
+    /// reports, sorts by or compares with a radius comes from here, so equal inputs
+    /// give equal answers.
+    @inline(__always)
     public static func distance(lat1: Double, lon1: Double, lat2: Double, lon2: Double) -> Double {
-        let phi1 = lat1 * .pi / 180, phi2 = lat2 * .pi / 180
-        let dPhi = phi2 - phi1, dLambda = (lon2 - lon1) * .pi / 180
-        let sinPhi = sin(dPhi / 2), sinLambda = sin(dLambda / 2)
-        let a = sinPhi * sinPhi + cos(phi1) * cos(phi2) * sinLambda * sinLambda
-        return 2 * radius * asin(min(1, a.squareRoot()))
+        GeoRules.distance(lat1: lat1, lon1: lon1, lat2: lat2, lon2: lon2)
     }
 
     /// The squared chord that a great-circle distance spans, made a little larger so

@@ -20,7 +20,6 @@ public enum ChatAPI {
 public enum ChatRules {
     public static let text = 1...4_000
     public static let messagesDefaultLimit = 50
-    public static let maxCursor = 100
 }
 
 public struct ChatMessage: Codable, Sendable, Equatable {
@@ -70,20 +69,8 @@ public struct MessageReply: Codable, Sendable, Equatable {
     public init(message: ChatMessage) { self.message = message }
 }
 
-public struct ConversationsRequest: ValidatedBody, Equatable {
-    public var limit: Int?
-    public var cursor: String?
-
-    public init(limit: Int? = nil, cursor: String? = nil) {
-        self.limit = limit
-        self.cursor = cursor
-    }
-
-    public func validate() throws {
-        _ = try Check.limit(limit)
-        if let cursor { try Check.length(cursor, field: "cursor", in: 1...ChatRules.maxCursor) }
-    }
-}
+/// `chat.conversations`: a page of the caller's conversations.
+public typealias ConversationsRequest = PageRequest
 
 public struct Conversation: Codable, Sendable, Equatable {
     public var id: String

@@ -17,7 +17,6 @@ public enum FavouriteRules {
     /// A user keeps at most this many; one more is `too_large`.
     public static let maxPerUser = 10_000
     public static let maxContains = 200
-    public static let maxCursor = 100
 }
 
 public struct FavouriteRequest: ValidatedBody, Equatable {
@@ -32,20 +31,8 @@ public struct FavouriteCountReply: Codable, Sendable, Equatable {
     public init(count: Int) { self.count = count }
 }
 
-public struct FavouritesListRequest: ValidatedBody, Equatable {
-    public var limit: Int?
-    public var cursor: String?
-
-    public init(limit: Int? = nil, cursor: String? = nil) {
-        self.limit = limit
-        self.cursor = cursor
-    }
-
-    public func validate() throws {
-        _ = try Check.limit(limit)
-        if let cursor { try Check.length(cursor, field: "cursor", in: 1...FavouriteRules.maxCursor) }
-    }
-}
+/// `favourites.list`: a page of the caller's list.
+public typealias FavouritesListRequest = PageRequest
 
 public struct FavouriteItem: Codable, Sendable, Equatable {
     public var postId: String

@@ -44,6 +44,17 @@ public enum GeoRules {
     public static let fenceExitFactor = 1.1
     public static let fencePlanMax = 20
 
+    /// The great-circle (haversine) distance in metres on the protocol's sphere: what
+    /// geo reports, sorts by and compares with radii, and what clients show.
+    @inlinable
+    public static func distance(lat1: Double, lon1: Double, lat2: Double, lon2: Double) -> Double {
+        let phi1 = lat1 * .pi / 180, phi2 = lat2 * .pi / 180
+        let dPhi = phi2 - phi1, dLambda = (lon2 - lon1) * .pi / 180
+        let sinPhi = sin(dPhi / 2), sinLambda = sin(dLambda / 2)
+        let a = sinPhi * sinPhi + cos(phi1) * cos(phi2) * sinLambda * sinLambda
+        return 2 * earthRadius * asin(min(1, a.squareRoot()))
+    }
+
     static func filters(q: String?, kinds: [String]?, tags: [String]?) throws {
         if let q { try Check.length(q, field: "q", in: 0...maxQuery) }
         if let kinds {
