@@ -99,6 +99,8 @@ final class ToyService: RunnableService {
                         router: router, database: database, verifier: verifier, logger: TestStack.logger("toy"))
     }
 
+    func answer(_ frames: [Data]) -> [Data] { server.answer(frames) }
+
     func start() throws { try server.start() }
     func stop() { server.stop() }
 }

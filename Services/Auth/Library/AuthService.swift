@@ -85,6 +85,8 @@ public final class AuthService: RunnableService {
     /// Where clients connect (with the port a `:*` endpoint was given).
     public var endpoint: String { server.endpoint }
 
+    public func answer(_ frames: [Data]) -> [Data] { server.answer(frames) }
+
     public func start() throws {
         if let events = settings.eventsEndpoint {
             let publisher = try EventPublisher(endpoint: events, security: ServerSecurity(settings))

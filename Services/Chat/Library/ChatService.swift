@@ -41,6 +41,8 @@ public final class ChatService: RunnableService {
     /// Where clients connect (with the port a `:*` endpoint was given).
     public var endpoint: String { server.endpoint }
 
+    public func answer(_ frames: [Data]) -> [Data] { server.answer(frames) }
+
     public func start() throws {
         if let endpoint = settings.eventsEndpoint { try events.open(endpoint: endpoint, security: ServerSecurity(settings)) }
         try server.start()

@@ -47,6 +47,8 @@ public final class FavouritesService: RunnableService {
     /// Where clients connect (with the port a `:*` endpoint was given).
     public var endpoint: String { server.endpoint }
 
+    public func answer(_ frames: [Data]) -> [Data] { server.answer(frames) }
+
     public func start() throws {
         try server.start()
         postFollower.start()

@@ -112,6 +112,8 @@ public final class GeoService: RunnableService {
     /// Where clients connect (with the port a `:*` endpoint was given).
     public var endpoint: String { server.endpoint }
 
+    public func answer(_ frames: [Data]) -> [Data] { server.answer(frames) }
+
     public func start() throws {
         if let events = settings.eventsEndpoint {
             try self.events.open(endpoint: events, security: ServerSecurity(settings))

@@ -124,8 +124,9 @@ final class RequestPipeline: Sendable {
     }
 
     /// On a worker: checks the token and access rules unless the front did, then
-    /// runs the op here or queues it on its pool.
-    func work(_ job: Job, send: ([Data]) -> Void) {
+    /// runs the op here or queues it on its pool (unless `usePools` is false, when
+    /// a caller answers in process with no pool threads running).
+    func work(_ job: Job, usePools: Bool = true, send: ([Data]) -> Void) {
         var job = job
         if case .pending = job.admission {
             do {
@@ -140,7 +141,7 @@ final class RequestPipeline: Sendable {
             send(job.incoming.reply(ReplyEnvelope.failure(id: job.envelope.id, error: error)))
             return
         }
-        if case .pool(let name) = job.route.lane, let pool = pools[name] {
+        if usePools, case .pool(let name) = job.route.lane, let pool = pools[name] {
             guard pool.offer(job) else {
                 let error = ServiceError.rateLimited("too many \(job.route.name) requests are waiting; try again shortly",
                                                      retryAfterMs: 1000)

@@ -147,6 +147,21 @@ public final class Server: Sendable {
         logger.info("\(configuration.service) listening", metadata: ["endpoint": "\(endpoint)"])
     }
 
+    /// Answers one request on the calling thread, as the socket path would but with
+    /// no socket: the request's frames in (frame 0 first), the reply's frames out.
+    /// For fuzzing and in-process checks; the server need not be started.
+    public func answer(_ frames: [Data]) -> [Data] {
+        let incoming = Incoming(message: frames, bodyStart: 0, receivedAt: Date())
+        switch pipeline.receive(incoming) {
+        case .answered(let reply):
+            return reply
+        case .dispatched(let job):
+            var reply: [Data] = []
+            pipeline.work(job, usePools: false) { reply = $0 }
+            return reply
+        }
+    }
+
     /// Stops taking requests, answers those already received (within the drain
     /// timeout), and closes every socket. Safe to call more than once, from any
     /// thread but the server's own.

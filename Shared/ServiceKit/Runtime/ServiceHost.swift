@@ -8,6 +8,9 @@ public protocol RunnableService: Sendable {
     func start() throws
     /// Answers what was received, closes everything; returns within about a second.
     func stop()
+    /// Answers one request in this process with no socket (see `Server.answer`):
+    /// how the fuzzer drives a service.
+    func answer(_ frames: [Data]) -> [Data]
 }
 
 /// Runs services until SIGTERM or SIGINT, then stops them in reverse order.
