@@ -100,7 +100,11 @@ public final class ServiceClient {
     public func exchange(_ frames: [Data]) throws -> [Data]? {
         for _ in 0..<max(1, configuration.tries) {
             let socket = try connectedSocket()
-            try socket.send(frames)
+            // A send that cannot be queued within the timeout counts as an unanswered try.
+            guard try socket.send(frames) else {
+                abandonSocket()
+                continue
+            }
             var poller = Poller()
             poller.addReadable(socket)
             if try poller.poll(timeout: Int(configuration.timeout * 1000)) > 0,
@@ -121,6 +125,7 @@ public final class ServiceClient {
         let socket = try configuration.context.makeSocket(.request)
         try socket.set(.linger(milliseconds: 0))
         try socket.set(.maxMessageSize(bytes: Int64(Limits.messageBytes)))
+        try socket.set(.sendTimeout(milliseconds: Int32(clamping: Int((configuration.timeout * 1000).rounded(.up)))))
         try socket.secure(configuration.curve)
         try socket.connect(configuration.endpoint)
         self.socket = socket
