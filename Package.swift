@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "chat-service", targets: ["ChatServiceMain"]),
         .executable(name: "here", targets: ["Here"]),
         .executable(name: "hereabouts-bench", targets: ["Benchmarks"]),
+        .executable(name: "hereabouts-fuzz", targets: ["HereaboutsFuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
@@ -327,6 +328,28 @@ let package = Package(
             name: "SystemTests",
             dependencies: ["ServiceClient", "ServiceKitTesting", "Contracts", "Wire", "ZeroMQ",
                            .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        // MARK: Fuzzing (`make fuzz` builds HereaboutsFuzz with libFuzzer; `make test` replays the corpus)
+        .target(
+            name: "RequestFuzzing",
+            dependencies: ["Auth", "Catalogue", "Geo", "Favourites", "Chat", "ServiceKit", "ServiceKitTesting", "Wire"],
+            path: "Tests/Fuzzing/Harness",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CLibFuzzer",
+            path: "Tests/Fuzzing/CLibFuzzer"
+        ),
+        .executableTarget(
+            name: "HereaboutsFuzz",
+            dependencies: ["RequestFuzzing", "CLibFuzzer"],
+            path: "Tests/Fuzzing/Driver",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FuzzCorpusTests",
+            dependencies: ["RequestFuzzing", "Wire"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

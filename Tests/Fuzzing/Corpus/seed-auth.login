@@ -1,0 +1,1 @@
+{"v":1,"id":"seed-auth_login","op":"auth.login","body":{"login":"$EMAIL","password":"correct horse battery"}}
