@@ -6,7 +6,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hereabouts-bench",
         abstract: "Measures Hereabouts against the peers its issues name, in one run.",
-        subcommands: [All.self, EchoServerCommand.self, Load.self, Micro.self])
+        subcommands: [All.self, EchoServerCommand.self, Load.self, Micro.self, Soak.self])
 }
 
 struct All: ParsableCommand {

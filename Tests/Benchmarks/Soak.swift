@@ -1,0 +1,331 @@
+import ArgumentParser
+import Contracts
+import Foundation
+import ServiceClient
+import ServiceKitTesting
+import Synchronization
+import Wire
+
+/// `hereabouts-bench soak`: the hardening issue's load test. The five services run
+/// as processes on loopback; each client works through the apps' flows in a loop
+/// (publish a post with a photo, edit it, search around it, save the last one,
+/// chat with a buddy, rate, plan a trip, delete what it published) until the time
+/// or its op budget runs out. Passes with no error other than the expected ones and
+/// every service's memory at the end within 10% of where it stood after the first
+/// minute; writes the figures into the benchmark report.
+struct Soak: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "soak", abstract: "Mixed ops on all five services for minutes; checks errors and memory.")
+
+    @Option(help: "Minutes of load.")
+    var minutes: Double = 10
+
+    @Option(help: "Concurrent clients, each a user with a buddy.")
+    var clients: Int = 4
+
+    @Option(help: "Ops per client at most (the run is bounded in count as well as in time).")
+    var maxOps: Int = 5_000_000
+
+    @Option(help: "The report to update (sections between bench markers are replaced).")
+    var output: String = "Docs/BENCHMARKS.md"
+
+    func run() throws {
+        let directory = URL(fileURLWithPath: "/tmp/hb-soak-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let services = ServiceEndpoints.services
+        // The standard write limit (20/s per user) would pace the clients; the soak
+        // is about what a service keeps, so it runs flat out.
+        let stack = try BenchStack(directory: directory, services: services)
+        defer { stack.stop() }
+
+        let seconds = minutes * 60
+        let tally = SoakTally()
+        let started = Date()
+        let deadline = started.addingTimeInterval(seconds)
+        var threads: [Thread] = []
+        let done = DispatchGroup()
+        let endpoints = Dictionary(uniqueKeysWithValues: services.map { ($0, stack.endpoint($0)) })
+        for client in 0..<clients {
+            done.enter()
+            let thread = Thread { [maxOps] in
+                defer { done.leave() }
+                do {
+                    try SoakClient(index: client, endpoints: endpoints, tally: tally).run(until: deadline, maxOps: maxOps)
+                } catch {
+                    tally.record(op: "setup", code: "\(error)")
+                }
+            }
+            thread.stackSize = 4 << 20
+            threads.append(thread)
+            thread.start()
+        }
+
+        // Memory after the first minute (or a sixth of a shorter run), then at the end.
+        let settle = min(60, seconds / 6)
+        Thread.sleep(until: started.addingTimeInterval(settle))
+        let early = Dictionary(uniqueKeysWithValues: services.map { ($0, stack.residentBytes($0) ?? 0) })
+        let opsEarly = tally.totalOps
+        var peak = early
+        while Date() < deadline, done.wait(timeout: .now() + 5) == .timedOut {
+            for service in services { peak[service] = max(peak[service]!, stack.residentBytes(service) ?? 0) }
+        }
+        done.wait()
+        let elapsed = Date().timeIntervalSince(started)
+        let late = Dictionary(uniqueKeysWithValues: services.map { ($0, stack.residentBytes($0) ?? 0) })
+        let alive = services.filter { stack.residentBytes($0) != nil }
+
+        var memoryRows = ""
+        var memoryOK = alive.count == services.count
+        for service in services {
+            let growth = early[service]! > 0 ? Double(late[service]! - early[service]!) / Double(early[service]!) * 100 : .nan
+            let within = growth <= 10
+            memoryOK = memoryOK && within
+            memoryRows += "| \(service) | \(mib(early[service]!)) | \(mib(peak[service]!)) | \(mib(late[service]!)) | \(format(growth, 1)) % | \(within ? "yes" : "**no**") |\n"
+        }
+        let unexpected = tally.unexpectedErrors
+        var opRows = ""
+        for (op, count) in tally.counts.sorted(by: { $0.key < $1.key }) {
+            let errors = tally.errors[op].map { $0.map { "\($0.key) × \($0.value)" }.sorted().joined(separator: ", ") } ?? ""
+            opRows += "| `\(op)` | \(count) | \(errors.isEmpty ? "0" : errors) |\n"
+        }
+        let files = services.map { service -> String in
+            let size = (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("\(service).sqlite").path)[.size] as? Int) ?? 0
+            return "\(service) \(mib(size))"
+        }.joined(separator: ", ")
+        let passed = unexpected == 0 && memoryOK
+        let report = """
+        ## Soak: mixed ops on all five services
+
+        Measured \(Timestamp.format(Date())) with `make soak` (`hereabouts-bench soak --minutes \(format(minutes, minutes.rounded() == minutes ? 0 : 1)) --clients \(clients)`),
+        release build, on \(Machine.description). The five services run as separate processes on loopback TCP,
+        write rate limits off. Each client is a registered user with a buddy and loops through the apps' flows:
+        `auth.me`, `auth.location.set`; create a post with hours, a notify radius and a photo, fetch the photo, edit
+        the post, get it, list the user's posts; `geo.search`, `geo.nearest`, `geo.within`, `geo.places.search`,
+        `geo.places.reverse`, `geo.users.near`, `geo.fences.update`; save the previous post, list, check and unsave
+        it; a chat message to the buddy, who lists conversations, reads and marks it read; the buddy rates the post;
+        every tenth round a trip with the buddy invited; then the previous post is deleted, so the data stays about
+        the same size while the feeds, kept replies and chat history grow.
+
+        **\(passed ? "Passed" : "FAILED")**: \(tally.totalOps) ops in \(format(elapsed)) s (\(format(Double(tally.totalOps) / elapsed)) ops/s; \(opsEarly) in the first \(format(settle)) s),
+        \(unexpected) unexpected errors; \(tally.followerWaits) waits for a follower (a save of the post
+        created one round earlier, answered `not_found` until favourites had followed catalogue, then retried:
+        expected, as the feeds are asynchronous). Database files at the end: \(files).
+
+        | service | RSS after \(format(settle)) s | peak | RSS at the end | change | within 10% |
+        |---|---|---|---|---|---|
+        \(memoryRows)
+        | op | calls | errors |
+        |---|---|---|
+        \(opRows)
+        """
+        print(report)
+        try BenchmarkReport.write(section: "soak", body: report, to: output)
+        if !passed { throw ExitCode(1) }
+    }
+
+    private func mib(_ bytes: Int) -> String { "\(format(Double(bytes) / 1_048_576, 1)) MiB" }
+}
+
+/// Counts of ops and errors across the clients.
+final class SoakTally: Sendable {
+    private struct State {
+        var counts: [String: Int] = [:]
+        var errors: [String: [String: Int]] = [:]
+        var followerWaits = 0
+    }
+    private let state = Mutex(State())
+
+    func record(op: String, code: String? = nil) {
+        state.withLock { state in
+            state.counts[op, default: 0] += 1
+            if let code { state.errors[op, default: [:]][code, default: 0] += 1 }
+        }
+    }
+
+    func recordFollowerWait() { state.withLock { $0.followerWaits += 1 } }
+
+    var counts: [String: Int] { state.withLock { $0.counts } }
+    var errors: [String: [String: Int]] { state.withLock { $0.errors } }
+    var followerWaits: Int { state.withLock { $0.followerWaits } }
+    var totalOps: Int { state.withLock { $0.counts.values.reduce(0, +) } }
+    var unexpectedErrors: Int { state.withLock { $0.errors.values.flatMap(\.values).reduce(0, +) } }
+}
+
+/// One user and a buddy working through the apps' flows on their own sockets.
+private final class SoakClient {
+    let index: Int
+    let tally: SoakTally
+    private let clients: [String: ServiceClient]
+    /// Ops this client has sent.
+    private var ops = 0
+
+    private static let places: [(name: String, lat: Double, lon: Double, zone: String)] = [
+        ("Marseille", 43.2965, 5.3698, "Europe/Paris"), ("Lisbon", 38.7223, -9.1393, "Europe/Lisbon"),
+        ("Cairns", -16.9186, 145.7781, "Australia/Brisbane"), ("Kyoto", 35.0116, 135.7681, "Asia/Tokyo"),
+        ("Oaxaca", 17.0732, -96.7266, "America/Mexico_City"), ("Reykjavik", 64.1466, -21.9426, "Atlantic/Reykjavik"),
+    ]
+
+    init(index: Int, endpoints: [String: String], tally: SoakTally) {
+        self.index = index
+        self.tally = tally
+        clients = endpoints.mapValues { ServiceClient(service: "soak", endpoint: $0, timeout: 30, tries: 1) }
+    }
+
+    func run(until deadline: Date, maxOps: Int) throws {
+        defer { clients.values.forEach { $0.close() } }
+        let password = "soak password \(index)"
+        var user = try session(register: "soak\(index)@example.org", password: password)
+        var buddy = try session(register: "buddy\(index)@example.org", password: password)
+        let userId = try user.reply.object("user").string("id"), buddyId = try buddy.reply.object("user").string("id")
+        var previousPost: String?
+        var conversation: String?
+        var round = 0
+        while Date() < deadline, ops < maxOps {
+            // Access tokens last 15 minutes: renew them well before.
+            if Date().timeIntervalSince(user.issued) > 600 {
+                user = try refresh(user)
+                buddy = try refresh(buddy)
+            }
+            let place = Self.places[(index + round) % Self.places.count]
+            let lat = place.lat + Double(round % 50) * 0.0004, lon = place.lon - Double(round % 30) * 0.0004
+            let token = user.token
+
+            call("auth", "auth.me", [:], token)
+            call("auth", "auth.location.set", ["lat": .number(.double(lat)), "lon": .number(.double(lon)), "discoverable": .bool(true)], buddy.token)
+            guard let created = call("catalogue", "catalogue.posts.create", [
+                "kind": .string("offer"), "title": .string("Soak offer \(index)-\(round)"),
+                "text": .string("Fresh every morning, round \(round)"), "lat": .number(.double(lat)), "lon": .number(.double(lon)),
+                "tags": .array([.string("soak"), .string("client\(index)")]), "hours": .string("Mo-Su 08:00-20:00"),
+                "timezone": .string(place.zone), "notifyRadius": .number(.integer(300)),
+            ], token), let post = try? created.object("post").string("id") else { break }
+            if let image = call("catalogue", "catalogue.images.add", ["postId": .string(post)], token,
+                                attachments: [TestImages.png(width: 4, height: 3)]),
+               let imageId = try? image.object("image").string("id") {
+                call("catalogue", "catalogue.images.get", ["id": .string(imageId)], nil)
+            }
+            call("catalogue", "catalogue.posts.update", ["id": .string(post), "title": .string("Soak offer \(index)-\(round), edited")], token)
+            call("catalogue", "catalogue.posts.get", ["id": .string(post)], nil)
+            call("catalogue", "catalogue.posts.list", ["owner": .string(userId), "limit": .number(.integer(10))], nil)
+
+            let point: [String: JSONValue] = ["lat": .number(.double(lat)), "lon": .number(.double(lon))]
+            call("geo", "geo.search", point.merging(["radius": .number(.integer(5000)), "q": .string("soak")]) { $1 }, nil)
+            call("geo", "geo.nearest", point.merging(["k": .number(.integer(10))]) { $1 }, nil)
+            call("geo", "geo.within", ["minLat": .number(.double(lat - 0.05)), "minLon": .number(.double(lon - 0.05)),
+                                       "maxLat": .number(.double(lat + 0.05)), "maxLon": .number(.double(lon + 0.05))], nil)
+            call("geo", "geo.places.search", ["q": .string(String(place.name.prefix(4 + round % 3)))], nil)
+            call("geo", "geo.places.reverse", point, nil)
+            call("geo", "geo.users.near", point.merging(["radius": .number(.integer(20000))]) { $1 }, token)
+            call("geo", "geo.fences.update", point, buddy.token)
+
+            if let previousPost {
+                saveFollowed(previousPost, token: token)
+                call("favourites", "favourites.list", ["limit": .number(.integer(20))], token)
+                call("favourites", "favourites.contains", ["postIds": .array([.string(previousPost), .string(post)])], token)
+                call("favourites", "favourites.remove", ["postId": .string(previousPost)], token)
+            }
+
+            if let sent = call("chat", "chat.send", ["to": .string(buddyId), "text": .string("Meet at the reef at \(round % 12 + 7)?")], token),
+               let message = try? sent.object("message") {
+                conversation = try? message.string("conversationId")
+                if let conversation, case .number(let seq)? = message["seq"] {
+                    call("chat", "chat.conversations", ["limit": .number(.integer(10))], buddy.token)
+                    call("chat", "chat.messages", ["conversationId": .string(conversation), "limit": .number(.integer(20))], buddy.token)
+                    call("chat", "chat.read", ["conversationId": .string(conversation), "seq": .number(seq)], buddy.token)
+                }
+            }
+            call("catalogue", "catalogue.ratings.set", ["postId": .string(post), "stars": .number(.integer(Int64(1 + round % 5)))], buddy.token)
+
+            if round % 10 == 0, let trip = call("catalogue", "catalogue.trips.create", [
+                "title": .string("Trip \(round)"), "city": .string(place.name), "countryCode": .string("PT"),
+            ], token), let tripId = try? trip.object("trip").string("id") {
+                call("catalogue", "catalogue.trips.invite", ["id": .string(tripId), "userId": .string(buddyId)], token)
+                call("catalogue", "catalogue.trips.get", ["id": .string(tripId)], buddy.token)
+                call("catalogue", "catalogue.trips.delete", ["id": .string(tripId)], token)
+            }
+            if let previousPost {
+                call("catalogue", "catalogue.posts.delete", ["id": .string(previousPost)], token)
+            }
+            previousPost = post
+            round += 1
+        }
+        _ = conversation
+    }
+
+    /// Saves a post created a round ago. Favourites learns of posts from
+    /// catalogue's feed, a moment after they are created: `not_found` until then.
+    private func saveFollowed(_ post: String, token: String) {
+        for _ in 0..<100 {
+            switch attempt("favourites", "favourites.add", ["postId": .string(post)], token) {
+            case .failure(let error) where error.code == .notFound:
+                tally.recordFollowerWait()
+                Thread.sleep(forTimeInterval: 0.02)
+            case .failure(let error):
+                tally.record(op: "favourites.add", code: error.code.rawValue)
+                return
+            case .success:
+                tally.record(op: "favourites.add")
+                return
+            }
+        }
+        tally.record(op: "favourites.add", code: "not_found for 2 s")
+    }
+
+    private struct Session {
+        var token: String
+        var refreshToken: String
+        var reply: JSONObject
+        var issued = Date()
+    }
+
+    private func session(register email: String, password: String) throws -> Session {
+        let reply = try attempt("auth", "auth.register", ["email": .string(email), "password": .string(password)], nil).get()
+        return Session(token: try reply.string("accessToken"), refreshToken: try reply.string("refreshToken"), reply: reply)
+    }
+
+    private func refresh(_ session: Session) throws -> Session {
+        let reply = try attempt("auth", "auth.refresh", ["refreshToken": .string(session.refreshToken)], nil).get()
+        tally.record(op: "auth.refresh")
+        return Session(token: try reply.string("accessToken"), refreshToken: try reply.string("refreshToken"), reply: session.reply)
+    }
+
+    /// Calls an op and counts it; any failure is an unexpected error.
+    @discardableResult
+    private func call(_ service: String, _ op: String, _ body: [String: JSONValue], _ token: String?,
+                      attachments: [Data] = []) -> JSONObject? {
+        switch attempt(service, op, body, token, attachments: attachments) {
+        case .success(let reply):
+            tally.record(op: op)
+            return reply
+        case .failure(let error):
+            tally.record(op: op, code: error.code.rawValue)
+            if ProcessInfo.processInfo.environment["HEREABOUTS_SOAK_TRACE"] != nil { print("\(op): \(error)") }
+            return nil
+        }
+    }
+
+    private func attempt(_ service: String, _ op: String, _ body: [String: JSONValue], _ token: String?,
+                         attachments: [Data] = []) -> Result<JSONObject, ServiceError> {
+        ops += 1
+        let object = JSONObject(body.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        do {
+            let (reply, _) = try clients[service]!.callRaw(op: op, body: .object(object), token: token, attachments: attachments)
+            return reply.result
+        } catch let error as ServiceError {
+            return .failure(error)
+        } catch {
+            return .failure(ServiceError(code: .internal, message: "\(error)"))
+        }
+    }
+}
+
+private extension JSONObject {
+    func string(_ key: String) throws -> String {
+        guard case .string(let value)? = self[key] else { throw ServiceError(code: .internal, message: "no \(key) in the reply") }
+        return value
+    }
+
+    func object(_ key: String) throws -> JSONObject {
+        guard case .object(let value)? = self[key] else { throw ServiceError(code: .internal, message: "no \(key) in the reply") }
+        return value
+    }
+}
