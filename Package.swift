@@ -84,6 +84,7 @@ let package = Package(
             dependencies: [
                 "ZeroMQ", "Wire", "Contracts", "ServiceClient", "Imaging",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

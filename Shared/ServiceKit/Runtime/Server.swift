@@ -87,7 +87,8 @@ public final class Server: Sendable {
         let service = configuration.service
         router.read(HealthAPI.health(service), lane: .front) { _, _ in
             HealthReply(service: service, version: HereaboutsVersion.current,
-                        uptimeSeconds: (Date().timeIntervalSince(startedAt) * 10).rounded() / 10)
+                        uptimeSeconds: (Date().timeIntervalSince(startedAt) * 10).rounded() / 10,
+                        memory: ProcessMemory.current())
         }
         for route in router.allRoutes {
             if case .pool(let pool) = route.lane {
