@@ -63,22 +63,28 @@ struct IndexPropertyTests {
 
         /// Loads some posts at start, then streams changes: new posts, moves and
         /// deletions, so the index has several trees, a buffer and dead slots.
-        init(seed: UInt64, count: Int) {
+        /// With `churn`, changes are mostly edits and deletions of `count / 2`
+        /// posts loaded at start, `count * 3` of them, so dead slots pile up past
+        /// the live ones again and again and the index compacts several times.
+        init(seed: UInt64, count: Int, churn: Bool = false) {
             var random = Seeded(state: seed)
             let initial = (0..<count / 2).map { IndexPropertyTests.randomPost($0, using: &random) }
             index.load(expectedCount: initial.count) { add in initial.forEach(add) }
             for post in initial { posts[post.id] = post }
             var next = count / 2
-            while next < count {
+            var changes = 0
+            let newShare = churn ? 3 : 6, editShare = churn ? 7 : 8
+            while churn ? changes < count * 3 : next < count {
                 var batch: [PostIndex.Change] = []
                 for _ in 0..<97 {
+                    changes += 1
                     let roll = Int.random(in: 0..<10, using: &random)
-                    if roll < 6 || posts.isEmpty {
+                    if roll < newShare || posts.isEmpty {
                         let post = IndexPropertyTests.randomPost(next, using: &random)
                         next += 1
                         posts[post.id] = post
                         batch.append(.upsert(post))
-                    } else if roll < 8 {
+                    } else if roll < editShare {
                         var post = posts.randomElement(using: &random)!.value
                         post.lat = min(90, max(-90, post.lat + Double.random(in: -0.1...0.1, using: &random)))
                         post.title += " park"
@@ -201,6 +207,38 @@ struct IndexPropertyTests {
                 #expect(!expected.isEmpty || q != nil, "each box holds posts")
                 #expect(paged == expected, "box \(minLat),\(minLon) – \(maxLat),\(maxLon) \(q ?? "-")")
             }
+        }
+    }
+
+    @Test("after compactions under a long run of edits and deletions, searches still equal brute force and dead slots are gone")
+    func compaction() throws {
+        let data = Dataset(seed: 7, count: 4_000, churn: true)
+        #expect(data.index.count == data.posts.count)
+        let dead = data.index.records.count - data.index.count
+        // Without compaction, 12,000 changes would leave about 9,000 dead slots.
+        #expect(dead < max(data.index.count, PostIndex.compactionMinimum), "dead slots: \(dead)")
+        #expect(data.index.vocabulary.postings.reduce(0) { $0 + $1.count } < 20 * (data.index.records.count + 1))
+        var random = Seeded(state: 77)
+        for round in 0..<60 {
+            let center = IndexPropertyTests.randomPost(200_000 + round, using: &random)
+            let radius = [5_000.0, 30_000, 500_000][round % 3]
+            let q = Self.queries[round % Self.queries.count]
+            let expected = data.bruteForce(lat: center.lat, lon: center.lon, radius: radius, q: q, kinds: nil).map(\.post.id)
+            var paged: [String] = []
+            var cursor: PageCursor?
+            repeat {
+                let page = data.index.search(lat: center.lat, lon: center.lon, radius: radius, query: PostQuery(q: q),
+                                             sort: .distance, limit: 50, after: cursor)
+                paged += try Self.decode(page).map(\.id)
+                cursor = try page.nextCursor.map { try PageCursor(decoding: $0, sort: "distance") }
+            } while cursor != nil
+            #expect(paged == expected, "round \(round)")
+            let nearest = data.index.nearest(lat: center.lat, lon: center.lon, k: 10, maxDistance: radius, query: PostQuery(q: q))
+            #expect(try Self.decode(nearest).map(\.id) == Array(expected.prefix(10)), "nearest, round \(round)")
+        }
+        // Every live post is found by its id's slot, and dead ones are not.
+        for id in data.posts.keys.prefix(500) {
+            #expect(data.index.slots.slot(of: id, idOf: { data.index.records[Int($0)].id }, bytes: data.index.bytes) != nil)
         }
     }
 }

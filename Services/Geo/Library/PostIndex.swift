@@ -113,6 +113,54 @@ public final class PostIndex: @unchecked Sendable {
             }
         }
         if pending.count >= Self.bufferSize { flushPending() }
+        let dead = records.count - liveCount
+        if dead >= Self.compactionMinimum, dead >= liveCount { compact() }
+    }
+
+    /// Dead slots that make compacting worth its copy: below this, they cost less
+    /// than a megabyte.
+    static let compactionMinimum = 4096
+
+    /// Copies the live records, their strings, words and ids into fresh storage, in
+    /// slot order (so every order between posts stays), and makes one tree of them.
+    /// Built off the lock, as `flushPending` is: this thread is the only writer, so
+    /// it reads its own state safely; searches go on meanwhile and see the swap whole.
+    /// Costs a pass over the records once dead ones outnumber live ones: O(1) per change.
+    func compact() {
+        var newRecords: [PostRecord] = []
+        newRecords.reserveCapacity(liveCount)
+        var newBytes = Arena<UInt8>(chunkShift: 20)
+        var newTerms = Arena<UInt32>(chunkShift: 18)
+        var newVocabulary = vocabulary
+        newVocabulary.removePostings()
+        for slot in records.indices where alive[slot] {
+            var record = records[slot]
+            let newSlot = Int32(newRecords.count)
+            record.strings = bytes.withElements(record.strings) { newBytes.append($0) }
+            let wordCount = Int(record.terms.length) - Int(record.tagCount)
+            record.terms = terms.withElements(record.terms) { ids in
+                for word in ids.prefix(wordCount) { newVocabulary.post(newSlot, to: word) }
+                return newTerms.append(ids)
+            }
+            newRecords.append(record)
+        }
+        var newSlots = SlotTable()
+        newSlots.reserve(newRecords.count, idOf: { newRecords[Int($0)].id }, bytes: newBytes)
+        for slot in newRecords.indices {
+            newSlots.set(newBytes.string(newRecords[slot].id), slot: Int32(slot), idOf: { newRecords[Int($0)].id }, bytes: newBytes)
+        }
+        let points = newRecords.indices.map { TreePoint(UnitVector(lat: newRecords[$0].lat, lon: newRecords[$0].lon), slot: Int32($0)) }
+        let tree = points.isEmpty ? nil : KDTree(points: points)
+        lock.withWriteLock {
+            records = newRecords
+            alive = [Bool](repeating: true, count: newRecords.count)
+            bytes = newBytes
+            terms = newTerms
+            vocabulary = newVocabulary
+            slots = newSlots
+            trees = tree.map { [$0] } ?? []
+            pending.removeAll()
+        }
     }
 
     /// Turns the buffer into a tree, merging trees of similar size; built off the

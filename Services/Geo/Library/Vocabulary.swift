@@ -2,7 +2,7 @@ import Foundation
 
 /// The words of all indexed posts, each with an id and its posting list (the slots
 /// of the posts that hold it, in the order they were indexed; slots of posts since
-/// removed stay until the index is rebuilt, and readers skip them).
+/// removed stay until the index is compacted, and readers skip them).
 struct Vocabulary: Sendable {
     private var ids: [String: UInt32] = [:]
     private(set) var words: [String] = []
@@ -31,6 +31,12 @@ struct Vocabulary: Sendable {
 
     mutating func post(_ slot: Int32, to id: UInt32) {
         postings[Int(id)].append(slot)
+    }
+
+    /// Empties every posting list, keeping the words and their ids (for a rebuild
+    /// of the postings from live posts only).
+    mutating func removePostings() {
+        postings = [[Int32]](repeating: [], count: postings.count)
     }
 
     /// Ids of the words that start with `prefix`, ascending.
