@@ -236,4 +236,52 @@ struct CrashTests {
         }
         #expect(geoCount == titles.count)
     }
+
+    @Test("geo: 20 kill -9 rounds during acknowledged fence updates; every acknowledged update is kept (its retry gets the same reply back), the fence state is consistent, the file is intact")
+    func geoFenceCrashes() throws {
+        let stack = try Stack()
+        let guide = try stack.register("guide@example.org"), walker = try stack.register("walker@example.org")
+        let catalogue = stack.client("catalogue")
+        defer { catalogue.close() }
+        let fountain = try catalogue.call(CatalogueAPI.create, CreatePostRequest(PostDraft(
+            kind: "sight", title: "Fountain", lat: 41.9009, lon: 12.4833, notifyRadius: 100)), token: guide.accessToken).post.id
+        let geo = stack.client("geo")
+        defer { geo.close() }
+        var known = false
+        for _ in 0..<300 where !known {
+            known = (try? geo.call(GeoAPI.fencesPlan, FencePlanRequest(lat: 41.9009, lon: 12.4833)))?.regions.contains { $0.postId == fountain } ?? false
+            if !known { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        try #require(known)
+
+        // Alternately at the fountain and 1 km away, so every update crosses the fence.
+        let positions = [FenceUpdateRequest(lat: 41.9009, lon: 12.4833), FenceUpdateRequest(lat: 41.9099, lon: 12.4833)]
+        @Sendable func describe(_ reply: FenceUpdateReply) -> String {
+            [reply.entered, reply.exited, reply.inside].map { $0.joined(separator: ",") }.joined(separator: "|")
+        }
+        let token = walker.accessToken
+        let rounds = stack.crashRounds("geo") { client, id in
+            let position = Int(id.split(separator: "-").last!)! % 2
+            return (try? client.call(GeoAPI.fencesUpdate, positions[position], token: token, id: "g-\(id)"))
+                .map { ("\(position) g-\(id)", describe($0)) }
+        }
+        #expect(rounds.kills == 20)
+        #expect(!rounds.acknowledged.isEmpty)
+
+        // Each acknowledged update is kept with its reply: its retry changes nothing and gets the same answer.
+        var changed: [String] = []
+        for (key, reply) in rounds.acknowledged {
+            let parts = key.split(separator: " ")
+            let retried = try geo.call(GeoAPI.fencesUpdate, positions[Int(parts[0])!], token: token, id: String(parts[1]))
+            if describe(retried) != reply { changed.append(String(parts[1])) }
+        }
+        #expect(changed.isEmpty, "retries answered differently: \(changed.prefix(5))")
+
+        // The state is the last committed one: standing still at the fountain crosses nothing.
+        _ = try geo.call(GeoAPI.fencesUpdate, positions[0], token: token)
+        let still = try geo.call(GeoAPI.fencesUpdate, positions[0], token: token)
+        #expect(still.entered.isEmpty && still.exited.isEmpty && still.inside == [fountain])
+        #expect(try stack.integrityCheck("geo") == "ok")
+        print("geo crash rounds: \(rounds.kills) kills, \(rounds.acknowledged.count) acknowledged fence updates, \(changed.count) answered differently on retry")
+    }
 }
