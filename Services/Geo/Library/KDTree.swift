@@ -4,12 +4,16 @@ struct TreePoint: Sendable {
     var y: Double
     var z: Double
     var slot: Int32
+    /// The `WordSignature` of the post's words (0 for points that are not posts):
+    /// it fills what would be padding, so a point stays 32 bytes.
+    var words: UInt32
 
-    init(_ vector: UnitVector, slot: Int32) {
+    init(_ vector: UnitVector, slot: Int32, words: UInt32 = 0) {
         x = vector.x
         y = vector.y
         z = vector.z
         self.slot = slot
+        self.words = words
     }
 }
 
@@ -20,19 +24,53 @@ struct TreePoint: Sendable {
 /// its points at the median of its widest axis, so the tree is balanced and a leaf
 /// holds at most `leafSize` points.
 final class KDTree: Sendable {
+    /// A node: the box around its points and the range of `points` it covers.
+    ///
+    /// The box is kept in `Float`, rounded outwards so that it still holds every
+    /// point: a node is then 32 bytes and a node's two children (stored side by
+    /// side) share a cache line or two rather than spanning three, which is what a
+    /// search waits for as it walks down.
     struct Node: Sendable {
-        var minX = 0.0, minY = 0.0, minZ = 0.0
-        var maxX = 0.0, maxY = 0.0, maxZ = 0.0
+        private var x0: Float = 0, y0: Float = 0, z0: Float = 0
+        private var x1: Float = 0, y1: Float = 0, z1: Float = 0
         var start: Int32 = 0
         var end: Int32 = 0
+
+        init() {}
+
+        init(min: (x: Double, y: Double, z: Double), max: (x: Double, y: Double, z: Double), start: Int32, end: Int32) {
+            x0 = Self.below(min.x); y0 = Self.below(min.y); z0 = Self.below(min.z)
+            x1 = Self.above(max.x); y1 = Self.above(max.y); z1 = Self.above(max.z)
+            self.start = start
+            self.end = end
+        }
+
+        var minX: Double { Double(x0) }
+        var minY: Double { Double(y0) }
+        var minZ: Double { Double(z0) }
+        var maxX: Double { Double(x1) }
+        var maxY: Double { Double(y1) }
+        var maxZ: Double { Double(z1) }
 
         /// The squared distance from `v` to the nearest point of the box.
         @inline(__always)
         func distanceSquared(to v: UnitVector) -> Double {
-            let dx = max(0, minX - v.x, v.x - maxX)
-            let dy = max(0, minY - v.y, v.y - maxY)
-            let dz = max(0, minZ - v.z, v.z - maxZ)
+            let dx = Swift.max(0, minX - v.x, v.x - maxX)
+            let dy = Swift.max(0, minY - v.y, v.y - maxY)
+            let dz = Swift.max(0, minZ - v.z, v.z - maxZ)
             return dx * dx + dy * dy + dz * dz
+        }
+
+        /// The largest `Float` not above `value`.
+        private static func below(_ value: Double) -> Float {
+            let rounded = Float(value)
+            return Double(rounded) > value ? rounded.nextDown : rounded
+        }
+
+        /// The smallest `Float` not below `value`.
+        private static func above(_ value: Double) -> Float {
+            let rounded = Float(value)
+            return Double(rounded) < value ? rounded.nextUp : rounded
         }
     }
 
@@ -136,17 +174,17 @@ final class KDTree: Sendable {
     }
 
     private static func build(node: Int, range: Range<Int>, points: UnsafeMutableBufferPointer<TreePoint>, nodes: inout [Node]) {
-        var box = Node(minX: .infinity, minY: .infinity, minZ: .infinity, maxX: -.infinity, maxY: -.infinity, maxZ: -.infinity,
-                       start: Int32(range.lowerBound), end: Int32(range.upperBound))
+        var low = (x: Double.infinity, y: Double.infinity, z: Double.infinity)
+        var high = (x: -Double.infinity, y: -Double.infinity, z: -Double.infinity)
         for index in range {
             let p = points[index]
-            box.minX = min(box.minX, p.x); box.maxX = max(box.maxX, p.x)
-            box.minY = min(box.minY, p.y); box.maxY = max(box.maxY, p.y)
-            box.minZ = min(box.minZ, p.z); box.maxZ = max(box.maxZ, p.z)
+            low.x = min(low.x, p.x); high.x = max(high.x, p.x)
+            low.y = min(low.y, p.y); high.y = max(high.y, p.y)
+            low.z = min(low.z, p.z); high.z = max(high.z, p.z)
         }
-        nodes[node] = box
+        nodes[node] = Node(min: low, max: high, start: Int32(range.lowerBound), end: Int32(range.upperBound))
         guard range.count > leafSize, 2 * node + 2 < nodes.count else { return }
-        let spreadX = box.maxX - box.minX, spreadY = box.maxY - box.minY, spreadZ = box.maxZ - box.minZ
+        let spreadX = high.x - low.x, spreadY = high.y - low.y, spreadZ = high.z - low.z
         let axis = spreadX >= spreadY && spreadX >= spreadZ ? 0 : (spreadY >= spreadZ ? 1 : 2)
         let middle = (range.lowerBound + range.upperBound) / 2
         select(middle, in: range, axis: axis, points: points)

@@ -81,8 +81,8 @@ extension PostIndex {
             var best = BoundedHeap<Found>(capacity: limit + 1) { self.idOrder($0.slot, $1.slot) < 0 }
             let cursorID = cursor.map { Array($0.id.utf8) }
             func consider(_ slot: Int32) {
-                guard alive[Int(slot)] else { return }
                 let record = records[Int(slot)]
+                guard record.alive else { return }
                 guard box.contains(lat: record.lat, lon: record.lon), matcher.matches(record) else { return }
                 if let cursorID, bytes.withElements(record.id, { b in cursorID.withUnsafeBufferPointer { Arena<UInt8>.compare(b, $0) } }) <= 0 {
                     return
@@ -94,7 +94,9 @@ extension PostIndex {
             } else {
                 for slot in pending { consider(slot) }
                 for tree in trees {
-                    tree.forEach(where: box.mayOverlap) { consider($0.slot) }
+                    tree.forEach(where: box.mayOverlap) { point in
+                        if matcher.mayMatch(words: point.words) { consider(point.slot) }
+                    }
                 }
             }
             return page(best.sorted(), limit: limit, withDistance: false, sort: Self.withinSort, matcher: &matcher) { _ in .idOnly }
@@ -109,10 +111,12 @@ extension PostIndex {
     struct Center {
         var lat: Double
         var lon: Double
+        var cosLat: Double
         var vector: UnitVector
         init(lat: Double, lon: Double) {
             self.lat = lat
             self.lon = lon
+            cosLat = GeoRules.cosLatitude(lat)
             vector = UnitVector(lat: lat, lon: lon)
         }
     }
@@ -124,11 +128,11 @@ extension PostIndex {
         let radiusBound = Sphere.chordSquaredBound(forDistance: radius)
         var bound = radiusBound
         func consider(_ slot: Int32) {
-            guard alive[Int(slot)] else { return }
             let record = records[Int(slot)]
+            guard record.alive else { return }
             // The filters first: a word lookup costs less than the trigonometry.
             guard matcher.matches(record) else { return }
-            let distance = Sphere.distance(lat1: center.lat, lon1: center.lon, lat2: record.lat, lon2: record.lon)
+            let distance = Sphere.distance(from: center, to: record)
             guard distance <= radius else { return }
             let item = Found(slot: slot, distance: distance)
             if let cursor, !isAfter(item, cursor, sort: .distance) { return }
@@ -157,7 +161,7 @@ extension PostIndex {
                     // Points surely beyond the bound are skipped by their chord alone.
                     let point = tree.points[index]
                     let dx = point.x - center.vector.x, dy = point.y - center.vector.y, dz = point.z - center.vector.z
-                    if dx * dx + dy * dy + dz * dz > bound { continue }
+                    if dx * dx + dy * dy + dz * dz > bound || !matcher.mayMatch(words: point.words) { continue }
                     consider(point.slot)
                 }
             } else {
@@ -174,10 +178,10 @@ extension PostIndex {
     private func everything(_ center: Center, within radius: Double, matcher: inout Matcher) -> [Found] {
         var found: [Found] = []
         func consider(_ slot: Int32) {
-            guard alive[Int(slot)] else { return }
             let record = records[Int(slot)]
+            guard record.alive else { return }
             guard matcher.matches(record) else { return }
-            let distance = Sphere.distance(lat1: center.lat, lon1: center.lon, lat2: record.lat, lon2: record.lon)
+            let distance = Sphere.distance(from: center, to: record)
             guard distance <= radius else { return }
             found.append(Found(slot: slot, distance: distance))
         }
@@ -190,7 +194,7 @@ extension PostIndex {
         for tree in trees {
             tree.forEach(near: center.vector, chordSquared: bound) { point in
                 let dx = point.x - center.vector.x, dy = point.y - center.vector.y, dz = point.z - center.vector.z
-                if dx * dx + dy * dy + dz * dz <= bound { consider(point.slot) }
+                if dx * dx + dy * dy + dz * dz <= bound, matcher.mayMatch(words: point.words) { consider(point.slot) }
             }
         }
         return found

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import OpeningHours
 import ServiceKit
@@ -21,7 +22,6 @@ public final class PostIndex: @unchecked Sendable {
     // thread also reads them without the lock, which is safe as it is the only writer.
     let lock = ReadWriteLock()
     var records: [PostRecord] = []
-    var alive: [Bool] = []
     var slots = SlotTable()
     var bytes = Arena<UInt8>(chunkShift: 20)
     var terms = Arena<UInt32>(chunkShift: 18)
@@ -67,12 +67,11 @@ public final class PostIndex: @unchecked Sendable {
         let indexer = ServiceThread(name: "geo-load") { [self] in
             lock.withWriteLock {
                 records.reserveCapacity(expectedCount)
-                alive.reserveCapacity(expectedCount)
                 slots.reserve(expectedCount, idOf: { self.records[Int($0)].id }, bytes: bytes)
                 while let batch = pipe.next() {
                     for post in batch { insertRecord(post) }
                 }
-                let points = pending.map { TreePoint(UnitVector(lat: records[Int($0)].lat, lon: records[Int($0)].lon), slot: $0) }
+                let points = pending.map { Self.treePoint(records[Int($0)], slot: $0, terms: terms) }
                 pending.removeAll()
                 if !points.isEmpty { trees.append(KDTree(points: points)) }
             }
@@ -133,7 +132,7 @@ public final class PostIndex: @unchecked Sendable {
         var newTerms = Arena<UInt32>(chunkShift: 18)
         var newVocabulary = vocabulary
         newVocabulary.removePostings()
-        for slot in records.indices where alive[slot] {
+        for slot in records.indices where records[slot].alive {
             var record = records[slot]
             let newSlot = Int32(newRecords.count)
             record.strings = bytes.withElements(record.strings) { newBytes.append($0) }
@@ -149,11 +148,10 @@ public final class PostIndex: @unchecked Sendable {
         for slot in newRecords.indices {
             newSlots.set(newBytes.string(newRecords[slot].id), slot: Int32(slot), idOf: { newRecords[Int($0)].id }, bytes: newBytes)
         }
-        let points = newRecords.indices.map { TreePoint(UnitVector(lat: newRecords[$0].lat, lon: newRecords[$0].lon), slot: Int32($0)) }
+        let points = newRecords.indices.map { Self.treePoint(newRecords[$0], slot: Int32($0), terms: newTerms) }
         let tree = points.isEmpty ? nil : KDTree(points: points)
         lock.withWriteLock {
             records = newRecords
-            alive = [Bool](repeating: true, count: newRecords.count)
             bytes = newBytes
             terms = newTerms
             vocabulary = newVocabulary
@@ -168,11 +166,11 @@ public final class PostIndex: @unchecked Sendable {
     func flushPending() {
         let moving = pending
         var merged = moving.compactMap { slot -> TreePoint? in
-            alive[Int(slot)] ? TreePoint(UnitVector(lat: records[Int(slot)].lat, lon: records[Int(slot)].lon), slot: slot) : nil
+            records[Int(slot)].alive ? Self.treePoint(records[Int(slot)], slot: slot, terms: terms) : nil
         }
         var keep = trees
         while let last = keep.last, last.count <= merged.count * 2 {
-            merged.append(contentsOf: last.points.lazy.filter { self.alive[Int($0.slot)] })
+            merged.append(contentsOf: last.points.lazy.filter { self.records[Int($0.slot)].alive })
             keep.removeLast()
         }
         if !merged.isEmpty { keep.append(KDTree(points: merged)) }
@@ -182,10 +180,17 @@ public final class PostIndex: @unchecked Sendable {
         }
     }
 
+    /// A post's point in the trees, with the signature of its words.
+    static func treePoint(_ record: PostRecord, slot: Int32, terms: Arena<UInt32>) -> TreePoint {
+        let wordCount = Int(record.terms.length) - Int(record.tagCount)
+        let words = terms.withElements(record.terms) { WordSignature.of($0.prefix(wordCount)) }
+        return TreePoint(UnitVector(lat: record.lat, lon: record.lon), slot: slot, words: words)
+    }
+
     /// An estimate of the memory the index holds.
     public var memoryBytes: Int {
         lock.withReadLock {
-            var total = records.capacity * MemoryLayout<PostRecord>.stride + alive.capacity + slots.memoryBytes
+            var total = records.capacity * MemoryLayout<PostRecord>.stride + slots.memoryBytes
             total += bytes.capacity + terms.capacity * 4 + vocabulary.memoryBytes
             total += trees.reduce(0) { $0 + $1.points.count * MemoryLayout<TreePoint>.stride + $1.nodes.count * MemoryLayout<KDTree.Node>.stride }
             return total
@@ -195,8 +200,8 @@ public final class PostIndex: @unchecked Sendable {
     // MARK: Writing records (under the write lock)
 
     private func kill(_ slot: Int32) {
-        if alive[Int(slot)] {
-            alive[Int(slot)] = false
+        if records[Int(slot)].alive {
+            records[Int(slot)].alive = false
             liveCount -= 1
         }
     }
@@ -243,7 +248,7 @@ public final class PostIndex: @unchecked Sendable {
         for word in sortedWords { vocabulary.post(slot, to: word) }
 
         let record = PostRecord(
-            lat: post.lat, lon: post.lon, createdAt: post.createdAt.timeIntervalSince1970,
+            lat: post.lat, lon: post.lon, cosLat: GeoRules.cosLatitude(post.lat), createdAt: post.createdAt.timeIntervalSince1970,
             ratingAverage: post.rating.average ?? -1, ratingCount: Int32(clamping: post.rating.count),
             kind: internKind(post.kind), owner: internOwner(post.ownerId), schedule: internSchedule(post.hours, post.timezone),
             strings: bytes.append(strings), idLength: UInt8(post.id.utf8.count), titleLength: UInt16(post.title.utf8.count),
@@ -251,7 +256,6 @@ public final class PostIndex: @unchecked Sendable {
             refLength: UInt16(post.ref?.utf8.count ?? 0), terms: terms.append(sortedWords + sortedTags),
             tagCount: UInt16(sortedTags.count))
         records.append(record)
-        alive.append(true)
         liveCount += 1
         if let old = slots.set(post.id, slot: slot, idOf: { records[Int($0)].id }, bytes: bytes) { kill(old) }
         pending.append(slot)

@@ -1,4 +1,4 @@
-/// One post in the index, in 72 bytes plus its runs in the arenas.
+/// One post in the index, in 88 bytes plus its runs in the arenas.
 ///
 /// The strings of a post sit back to back in one run of the byte arena: its id,
 /// title, folded title (empty when folding changes nothing), tags as JSON and ref.
@@ -7,6 +7,9 @@
 struct PostRecord: Sendable {
     var lat: Double
     var lon: Double
+    /// `GeoRules.cosLatitude(lat)`, kept so that a search's distances need two
+    /// sines and an arcsine per post rather than also two cosines.
+    var cosLat: Double
     /// Seconds since 1970.
     var createdAt: Double
     /// -1 while unrated, so that "highest first" puts unrated posts last.
@@ -18,6 +21,10 @@ struct PostRecord: Sendable {
     var schedule: UInt32
     var strings: ArenaSpan
     var idLength: UInt8
+    /// False once the post is deleted or changed (a change gets a new slot). Kept in
+    /// the record, in what would be padding, so that a search checks it in the
+    /// memory it reads for the coordinates anyway rather than in another array.
+    var alive = true
     var titleLength: UInt16
     var foldedLength: UInt16
     var tagsLength: UInt16

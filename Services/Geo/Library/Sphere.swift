@@ -42,6 +42,13 @@ public enum Sphere {
         GeoRules.distance(lat1: lat1, lon1: lon1, lat2: lat2, lon2: lon2)
     }
 
+    /// The same distance, with the latitudes' cosines worked out beforehand.
+    @inline(__always)
+    static func distance(from center: PostIndex.Center, to record: PostRecord) -> Double {
+        GeoRules.distance(lat1: center.lat, lon1: center.lon, cosLat1: center.cosLat,
+                          lat2: record.lat, lon2: record.lon, cosLat2: record.cosLat)
+    }
+
     /// The squared chord that a great-circle distance spans, made a little larger so
     /// that rounding never prunes a point that the exact comparison would keep: the
     /// index only uses it to skip what is surely too far.
