@@ -65,16 +65,24 @@ struct Load: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Sends one request in a closed loop from several clients (for profiling).")
 
     @Option var endpoint: String
-    @Option(help: "Frame 0 of the request, as JSON text; {n} is replaced by a number unique to each request.") var request: String
+    @Option(help: "Frame 0 of the request, as JSON text; {n} is replaced by a number unique to each request.") var request: String?
+    @Option(help: "Instead of one request: geo.search of each of the queries in this dataset directory (queries.tsv), in turn, as the geo benchmark sends them.")
+    var searchQueries: String?
     @Option var clients: Int = 4
     @Option var seconds: Double = 10
 
+    func validate() throws {
+        guard (request == nil) != (searchQueries == nil) else { throw ValidationError("give either --request or --search-queries") }
+    }
+
     func run() throws {
-        let template = request
-        let unique = template.contains("{n}")
-        let frame = Data(template.utf8)
+        let frames = try searchQueries.map { try DatasetQuery.load(URL(fileURLWithPath: $0)).map(\.searchFrame) }
+            ?? [Data(request!.utf8)]
+        let template = request.flatMap { $0.contains("{n}") ? $0 : nil }
+        let clients = self.clients
         let result = LoadGenerator.run(endpoint: endpoint, clients: clients, seconds: seconds, request: { client, sequence in
-            unique ? [Data(template.replacingOccurrences(of: "{n}", with: "\(client)x\(sequence)").utf8)] : [frame]
+            if let template { return [Data(template.replacingOccurrences(of: "{n}", with: "\(client)x\(sequence)").utf8)] }
+            return [frames[(client * frames.count / clients + sequence) % frames.count]]
         },
                                        check: { $0.contains(Data(#""ok":true"#.utf8)) })
         print("\(format(result.rate)) req/s, p50 \(format(result.percentile(0.5), 2)) ms, p99 \(format(result.percentile(0.99), 2)) ms, errors \(result.errors)")

@@ -34,6 +34,15 @@ struct DatasetQuery: Sendable {
             return DatasetQuery(lat: lat, lon: lon, radius: radius, term: fields.count > 3 ? String(fields[3]) : "")
         }
     }
+
+    /// Frame 0 of the `geo.search` the benchmarks send for this query: the top 20
+    /// by distance, with the term as `q` when there is one.
+    var searchFrame: Data {
+        var body: [(String, JSONValue)] = [("lat", .number(.double(lat))), ("lon", .number(.double(lon))),
+                                           ("radius", .number(.double(radius))), ("limit", .number(.integer(20)))]
+        if !term.isEmpty { body.append(("q", .string(term))) }
+        return RequestEnvelope.encode(id: "q", op: GeoAPI.search.name, token: nil, body: .object(JSONObject(body)))
+    }
 }
 
 /// The lines of a file of tab-separated fields (empty fields kept).

@@ -71,12 +71,7 @@ struct GeoBenchmark {
         defer { postgis.stop() }
         try loadPostGIS(postgis, posts: posts)
 
-        let geoFrames = queries.map { query -> Data in
-            var body: [(String, JSONValue)] = [("lat", .number(.double(query.lat))), ("lon", .number(.double(query.lon))),
-                                               ("radius", .number(.double(query.radius))), ("limit", .number(.integer(20)))]
-            if !query.term.isEmpty { body.append(("q", .string(query.term))) }
-            return RequestEnvelope.encode(id: "q", op: GeoAPI.search.name, token: nil, body: .object(JSONObject(body)))
-        }
+        let geoFrames = queries.map(\.searchFrame)
         let okPrefix = Data(#""ok":true"#.utf8)
         let count = queries.count
         // The transport's ceiling: a raw ZeroMQ echo answering with a reply of a

@@ -5,6 +5,7 @@ import GRDB
 import ServiceKit
 import Wire
 @_spi(Benchmarks) import Catalogue
+@_spi(Benchmarks) import Geo
 
 /// Times the stages of one request in this process, to see where a service's
 /// time goes (no sockets).
@@ -72,7 +73,27 @@ struct Micro: ParsableCommand {
         if ProcessInfo.processInfo.environment["MICRO_CATALOGUE"] == "1" {
             try catalogueWrites()
         }
+        if let dataset = ProcessInfo.processInfo.environment["MICRO_GEO"] {
+            try geoSearches(dataset: URL(fileURLWithPath: dataset))
+        }
         measure("attributes JSON decode") { _ = try? JSONValueDecoder().decode(Attributes.self, from: Data(#"{"dives":120,"certification":"PADI AOW"}"#.utf8)) }
+    }
+
+    /// Geo's search of the dataset's queries in memory, on this thread: the index's
+    /// share of `geo.search`, without envelope, sockets or the front thread's other work.
+    private func geoSearches(dataset: URL) throws {
+        let posts = try DatasetPost.load(dataset), queries = try DatasetQuery.load(dataset)
+        let path = SearchPath(posts: posts.map { ($0.ref, $0.kind, $0.lat, $0.lon, $0.title) })
+        for withTerm in [false, true] {
+            let chosen = queries.filter { $0.term.isEmpty != withTerm }
+            for query in chosen { _ = path.search(lat: query.lat, lon: query.lon, radius: query.radius, q: query.term, limit: 20) }
+            measure("geo: search of the dataset's queries \(withTerm ? "with" : "without") a term",
+                    iterations: 3, unitsPerIteration: chosen.count) {
+                for query in chosen {
+                    _ = path.search(lat: query.lat, lon: query.lon, radius: query.radius, q: withTerm ? query.term : nil, limit: 20)
+                }
+            }
+        }
     }
 
     /// The database's share of a create, without sockets: per transaction, and in batches.

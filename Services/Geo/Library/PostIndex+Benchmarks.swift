@@ -1,0 +1,26 @@
+import Contracts
+import Foundation
+
+/// Geo's search without sockets, for the benchmark tool's in-process measurements:
+/// the same index and search code as `geo.search`, filled directly.
+@_spi(Benchmarks)
+public final class SearchPath: Sendable {
+    private let index = PostIndex()
+
+    /// Indexes posts given as (ref, kind, lat, lon, title), with the ref as id.
+    public init(posts: [(ref: String, kind: String, lat: Double, lon: Double, title: String)]) {
+        let created = Date(timeIntervalSince1970: 1_700_000_000)
+        index.load(expectedCount: posts.count) { add in
+            for post in posts {
+                add(IndexedPost(id: post.ref, ownerId: "owner", kind: post.kind, title: post.title, text: "",
+                                lat: post.lat, lon: post.lon, ref: post.ref, createdAt: created))
+            }
+        }
+    }
+
+    /// Searches as `geo.search` does (by distance); returns the hits' JSON size.
+    public func search(lat: Double, lon: Double, radius: Double, q: String?, limit: Int) -> Int {
+        index.search(lat: lat, lon: lon, radius: radius, query: PostQuery(q: q), sort: .distance, limit: limit, after: nil)
+            .hits.count
+    }
+}
