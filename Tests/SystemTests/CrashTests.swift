@@ -97,15 +97,33 @@ struct CrashTests {
             return (acknowledged.withLock { $0 }, kills)
         }
 
-        func integrityCheck(_ service: String) throws -> String? {
+        /// Reads `service`'s SQLite file directly, read-only: what is really stored.
+        func read<T>(_ service: String, _ body: (Database) throws -> T) throws -> T {
             var configuration = Configuration()
             configuration.readonly = true
             let database = try DatabaseQueue(path: directory.appendingPathComponent("\(service).sqlite").path, configuration: configuration)
-            return try database.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") }
+            return try database.read(body)
+        }
+
+        /// What `count` reads from geo.stats once it equals `expected`, or its last reading after 30 s
+        /// (-1 when geo did not answer): a follower catches up within that.
+        func geoStats(_ count: (GeoStats) -> Int, reaching expected: Int) -> Int {
+            let geo = client("geo")
+            defer { geo.close() }
+            var seen = -1
+            for _ in 0..<300 where seen != expected {
+                seen = (try? geo.call(GeoAPI.stats, Empty())).map(count) ?? -1
+                if seen != expected { Thread.sleep(forTimeInterval: 0.1) }
+            }
+            return seen
+        }
+
+        func integrityCheck(_ service: String) throws -> String? {
+            try read(service) { try String.fetchOne($0, sql: "PRAGMA integrity_check") }
         }
     }
 
-    @Test("favourites, chat and auth: 20 kill -9 rounds each during acknowledged writes; every acknowledged write is there once, the files are intact")
+    @Test("favourites, chat and auth: 20 kill -9 rounds each during acknowledged writes; every acknowledged write is there once, the files are intact, geo follows auth with nothing missing or doubled")
     func otherWriters() throws {
         let stack = try Stack()
         let provider = try stack.register("provider@example.org")
@@ -175,9 +193,13 @@ struct CrashTests {
         #expect(try stack.integrityCheck("chat") == "ok")
         print("chat crash rounds: \(chat.kills) kills, \(chat.acknowledged.count) acknowledged sends, \(messages.count) stored")
 
-        // Auth: each acknowledged new account (anonymous: no password hashing, so many per round) is there.
+        // Auth: each write makes an anonymous account (no password hashing, so many per round) and shares its
+        // home, which geo follows through auth.changes; acknowledged once both are.
         let auth = stack.crashRounds("auth") { client, id in
-            (try? client.call(AuthAPI.anonymous, Empty(), id: "a-\(id)")).map { ($0.user.id, $0.user.id) }
+            guard let session = try? client.call(AuthAPI.anonymous, Empty(), id: "a-\(id)"),
+                  (try? client.call(AuthAPI.locationSet, LocationSetRequest(lat: 48.2082, lon: 16.3738, discoverable: true),
+                                    token: session.accessToken, id: "l-\(id)")) != nil else { return nil }
+            return (session.user.id, session.user.id)
         }
         let authClient = stack.client("auth")
         defer { authClient.close() }
@@ -190,7 +212,15 @@ struct CrashTests {
         #expect(found == ids.count)
         #expect(try stack.integrityCheck("auth") == "ok")
         #expect(!ids.isEmpty && !favourites.acknowledged.isEmpty && !chat.acknowledged.isEmpty)
-        print("auth crash rounds: \(auth.kills) kills, \(ids.count) acknowledged new accounts, \(found) found")
+        // Homes shared in auth's file, acknowledged or not (a reply lost to a kill may follow a commit).
+        let shared = try stack.read("auth") { try Set(String.fetchAll($0, sql: "SELECT id FROM user WHERE discoverable = 1 AND lat IS NOT NULL")) }
+        #expect(Set(ids).isSubset(of: shared))
+        // Geo follows every one of them: it keeps homes by user id, and holds none that auth has not, so equal
+        // counts mean nothing missing and nothing doubled.
+        let homesInGeo = stack.geoStats(\.users, reaching: shared.count)
+        #expect(homesInGeo == shared.count)
+        print("auth crash rounds: \(auth.kills) kills, \(ids.count) acknowledged new accounts with a shared home, \(found) found, "
+              + "\(shared.count) homes stored, \(homesInGeo) followed by geo")
     }
 
     @Test("20 rounds of kill -9 during a stream of acknowledged creates: every acknowledged post is there once, the file is intact, geo follows with nothing missing or doubled")
@@ -227,13 +257,7 @@ struct CrashTests {
         #expect(try stack.integrityCheck("catalogue") == "ok")
 
         // Geo followed every change: the same posts, none missing or doubled.
-        let geo = stack.client("geo")
-        defer { geo.close() }
-        var geoCount = -1
-        for _ in 0..<200 where geoCount != titles.count {
-            geoCount = (try? geo.call(GeoAPI.stats, Empty()).posts) ?? -1
-            if geoCount != titles.count { Thread.sleep(forTimeInterval: 0.05) }
-        }
+        let geoCount = stack.geoStats(\.posts, reaching: titles.count)
         #expect(geoCount == titles.count)
     }
 
