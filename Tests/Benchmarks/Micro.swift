@@ -19,6 +19,9 @@ struct Micro: ParsableCommand {
         measure("envelope decode") { _ = try? RequestEnvelope.decode(frames: [frame0]) }
         let envelope = try RequestEnvelope.decode(frames: [frame0])
         measure("body decode") { _ = try? envelope.decodeBody(UsersGetRequest.self) }
+        let search = try RequestEnvelope.decode(frames: [Data(
+            #"{"v":1,"id":"q","op":"geo.search","body":{"lat":48.85341,"lon":2.3488,"radius":2500,"limit":20,"q":"bakery"}}"#.utf8)])
+        measure("geo.search body decode") { _ = try? search.decodeBody(SearchRequest.self) }
         let profile = PublicProfile(id: "7CXNvCFxB7OxU5l4V7SK8W", displayName: "Bench Mark", username: nil,
                                     attributes: ["dives": .number(120), "certification": .string("PADI AOW")], hasAvatar: false)
         let reply = UsersReply(users: [profile])

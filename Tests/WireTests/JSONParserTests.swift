@@ -75,6 +75,28 @@ struct JSONWriterTests {
         #expect(String(decoding: JSONWriter.data(.number(.double(52.370216))), as: UTF8.self) == "52.370216")
     }
 
+    @Test("hundredths are written as the double they stand for would be")
+    func writesHundredths() {
+        func text(_ write: (inout JSONWriter) -> Void) -> String {
+            var writer = JSONWriter()
+            write(&writer)
+            return String(decoding: writer.bytes, as: UTF8.self)
+        }
+        var random = SystemRandomNumberGenerator()
+        let samples: [Int64] = [0, 1, 5, 10, 99, 100, 101, 150, 12_345, -5, -150, -12_345, 2_003_974_853, 1 << 50, -(1 << 52) - 7]
+            + (0..<20_000).map { _ in Int64.random(in: 0...4_003_000_000, using: &random) }
+        for n in samples {
+            #expect(text { $0.write(hundredths: n) } == text { $0.write(Double(n) / 100) }, "\(n)")
+        }
+        #expect(text { $0.write(hundredths: 1_234_507) } == "12345.07")
+    }
+
+    @Test("plain strings are told apart from those that need escapes")
+    func plainStrings() {
+        #expect(!JSONWriter.needsEscaping("Café Zürich — 東京".utf8))
+        for special in ["a\"b", "a\\b", "a\nb", "\u{1F}"] { #expect(JSONWriter.needsEscaping(special.utf8), "\(special)") }
+    }
+
     @Test("sorted keys give one text for equal objects")
     func sortedKeys() {
         let a = JSONValue.object(JSONObject([("b", .number(.integer(1))), ("a", .null)]))

@@ -291,14 +291,18 @@ extension PostIndex {
 
     private func writeHit(_ item: Found, withDistance: Bool, matcher: inout Matcher, into writer: inout JSONWriter) {
         let record = records[Int(item.slot)]
+        func writeText(_ span: ArenaSpan) {
+            bytes.withElements(span) { record.plainStrings ? writer.writeString(plainUTF8: $0) : writer.writeString(utf8: $0) }
+        }
         writer.appendASCII("{\"id\":")
-        bytes.withElements(record.id) { writer.writeString(utf8: $0) }
+        writeText(record.id)
         writer.appendASCII(",\"distance\":")
-        if withDistance { writer.write((item.distance * 100).rounded() / 100) } else { writer.appendASCII("null") }
+        // Centimetres are as close as a distance is given.
+        if withDistance { writer.write(hundredths: Int64((item.distance * 100).rounded())) } else { writer.appendASCII("null") }
         writer.appendASCII(",\"kind\":")
         writer.write(kindNames[Int(record.kind)])
         writer.appendASCII(",\"title\":")
-        bytes.withElements(record.title) { writer.writeString(utf8: $0) }
+        writeText(record.title)
         writer.appendASCII(",\"lat\":")
         writer.write(record.lat)
         writer.appendASCII(",\"lon\":")
@@ -309,7 +313,7 @@ extension PostIndex {
         if record.refLength == 0 {
             writer.appendASCII("null")
         } else {
-            bytes.withElements(record.ref) { writer.writeString(utf8: $0) }
+            writeText(record.ref)
         }
         writer.appendASCII(",\"ownerId\":")
         writer.write(ownerNames[Int(record.owner)])

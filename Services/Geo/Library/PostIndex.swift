@@ -254,7 +254,8 @@ public final class PostIndex: @unchecked Sendable {
             strings: bytes.append(strings), idLength: UInt8(post.id.utf8.count), titleLength: UInt16(post.title.utf8.count),
             foldedLength: UInt16(foldedLength), tagsLength: UInt16(prepared.tagsJSON.count),
             refLength: UInt16(post.ref?.utf8.count ?? 0), terms: terms.append(sortedWords + sortedTags),
-            tagCount: UInt16(sortedTags.count))
+            tagCount: UInt16(sortedTags.count),
+            plainStrings: ![post.id, post.title, post.ref ?? ""].contains { JSONWriter.needsEscaping($0.utf8) })
         records.append(record)
         liveCount += 1
         if let old = slots.set(post.id, slot: slot, idOf: { records[Int($0)].id }, bytes: bytes) { kill(old) }

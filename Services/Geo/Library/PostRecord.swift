@@ -31,6 +31,9 @@ struct PostRecord: Sendable {
     var refLength: UInt16
     var terms: ArenaSpan
     var tagCount: UInt16
+    /// True when the id, title and ref need no JSON escapes (nearly always), so a
+    /// hit writes them without looking for any.
+    var plainStrings: Bool
 
     var id: ArenaSpan { ArenaSpan(offset: strings.offset, length: UInt32(idLength)) }
     var title: ArenaSpan { ArenaSpan(offset: strings.offset + UInt32(idLength), length: UInt32(titleLength)) }

@@ -121,18 +121,14 @@ extension ValueDecoder: SingleValueDecodingContainer {
 
     private func decodeInteger<T: FixedWidthInteger>() throws -> T {
         guard case .number(let number) = value else { throw typeMismatch(codingPath, expected: "a whole number", found: value) }
+        if let integer = number.integerValue, let exact = T(exactly: integer) { return exact }
+        // The field's name is spelled out only for the error.
         let field = FieldPath.string(codingPath)
-        guard let integer = number.integerValue else {
-            let double = number.doubleValue
-            if double.isFinite && double.rounded() != double {
-                throw ServiceError.invalidArgument(field: field, "\(fieldName(field)) must be a whole number")
-            }
-            throw ServiceError.invalidArgument(field: field, "\(fieldName(field)) is out of range")
+        let double = number.doubleValue
+        if number.integerValue == nil, double.isFinite, double.rounded() != double {
+            throw ServiceError.invalidArgument(field: field, "\(fieldName(field)) must be a whole number")
         }
-        guard let exact = T(exactly: integer) else {
-            throw ServiceError.invalidArgument(field: field, "\(fieldName(field)) is out of range")
-        }
-        return exact
+        throw ServiceError.invalidArgument(field: field, "\(fieldName(field)) is out of range")
     }
 }
 
@@ -172,6 +168,31 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decoder(for: key).decode(type) }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decoder(for: key).decode(type) }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decoder(for: key).decodeValue(type) }
+
+    /// The decoder of an optional member, nil when it is absent or null: one lookup,
+    /// where the protocol's default `decodeIfPresent` looks the key up three times
+    /// (request bodies are mostly optional members).
+    private func decoderIfPresent(for key: Key) -> ValueDecoder? {
+        guard let value = object[key.stringValue] else { return nil }
+        if case .null = value { return nil }
+        return ValueDecoder(value: value, codingPath: codingPath + [key])
+    }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try decoderIfPresent(for: key)?.decode(type) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try decoderIfPresent(for: key)?.decode(type) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try decoderIfPresent(for: key)?.decode(type) }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try decoderIfPresent(for: key)?.decode(type) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try decoderIfPresent(for: key)?.decode(type) }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try decoderIfPresent(for: key)?.decode(type) }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try decoderIfPresent(for: key)?.decode(type) }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try decoderIfPresent(for: key)?.decode(type) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try decoderIfPresent(for: key)?.decode(type) }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try decoderIfPresent(for: key)?.decode(type) }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try decoderIfPresent(for: key)?.decode(type) }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try decoderIfPresent(for: key)?.decode(type) }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try decoderIfPresent(for: key)?.decode(type) }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try decoderIfPresent(for: key)?.decode(type) }
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try decoderIfPresent(for: key)?.decodeValue(type) }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         try decoder(for: key).container(keyedBy: type)

@@ -62,6 +62,20 @@ public struct JSONWriter {
         }
     }
 
+    /// Writes `hundredths / 100` as `write(Double)` would write that double (a
+    /// distance rounded to centimetres), without formatting a `Double`: a double
+    /// nearest to a decimal with two places prints as that decimal.
+    public mutating func write(hundredths: Int64) {
+        guard hundredths.magnitude < 1 << 50 else { return write(Double(hundredths) / 100) }
+        let whole = hundredths / 100, fraction = Int(hundredths.magnitude % 100)
+        if hundredths < 0 && whole == 0 { bytes.append(UInt8(ascii: "-")) }
+        write(whole)
+        guard fraction != 0 else { return }
+        bytes.append(UInt8(ascii: "."))
+        bytes.append(UInt8(ascii: "0") + UInt8(fraction / 10))
+        if fraction % 10 != 0 { bytes.append(UInt8(ascii: "0") + UInt8(fraction % 10)) }
+    }
+
     public mutating func write(_ value: Int64) {
         // Digits straight into the buffer: numbers are most of a search reply.
         guard value != .min else { appendText(String(value)); return }
@@ -93,15 +107,25 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "]"))
     }
 
+    /// Whether UTF-8 text needs escapes inside a JSON string (a quote, a backslash or
+    /// a control character): an index can ask once, when it stores the text, and
+    /// then write it with `writeString(plainUTF8:)`.
+    public static func needsEscaping(_ utf8: some Sequence<UInt8>) -> Bool {
+        utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+    }
+
+    /// Writes UTF-8 bytes that `needsEscaping` found plain as a JSON string, as they are.
+    public mutating func writeString(plainUTF8 utf8: UnsafeBufferPointer<UInt8>) {
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: utf8)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
     /// Writes UTF-8 bytes as a JSON string (a string kept as bytes in an index).
     public mutating func writeString(utf8: UnsafeBufferPointer<UInt8>) {
-        bytes.append(UInt8(ascii: "\""))
         // Most strings need no escape: copy them whole.
-        if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            bytes.append(contentsOf: utf8)
-            bytes.append(UInt8(ascii: "\""))
-            return
-        }
+        guard Self.needsEscaping(utf8) else { return writeString(plainUTF8: utf8) }
+        bytes.append(UInt8(ascii: "\""))
         for byte in utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
