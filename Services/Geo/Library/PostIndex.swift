@@ -239,6 +239,12 @@ public final class PostIndex: @unchecked Sendable {
         if foldedLength > 0 { strings.append(contentsOf: prepared.foldedTitle.utf8) }
         strings.append(contentsOf: prepared.tagsJSON)
         if let ref = post.ref { strings.append(contentsOf: ref.utf8) }
+        // The id and title lead the run and the ref ends it.
+        let idAndTitle = post.id.utf8.count + post.title.utf8.count, refLength = post.ref?.utf8.count ?? 0
+        let plain = strings.withUnsafeBufferPointer {
+            !JSONWriter.needsEscaping(UnsafeBufferPointer(rebasing: $0[..<idAndTitle]))
+                && !JSONWriter.needsEscaping(UnsafeBufferPointer(rebasing: $0[($0.count - refLength)...]))
+        }
 
         var wordIDs = Set<UInt32>()
         for word in prepared.words { wordIDs.insert(vocabulary.intern(word)) }
@@ -253,9 +259,9 @@ public final class PostIndex: @unchecked Sendable {
             kind: internKind(post.kind), owner: internOwner(post.ownerId), schedule: internSchedule(post.hours, post.timezone),
             strings: bytes.append(strings), idLength: UInt8(post.id.utf8.count), titleLength: UInt16(post.title.utf8.count),
             foldedLength: UInt16(foldedLength), tagsLength: UInt16(prepared.tagsJSON.count),
-            refLength: UInt16(post.ref?.utf8.count ?? 0), terms: terms.append(sortedWords + sortedTags),
+            refLength: UInt16(refLength), terms: terms.append(sortedWords + sortedTags),
             tagCount: UInt16(sortedTags.count),
-            plainStrings: ![post.id, post.title, post.ref ?? ""].contains { JSONWriter.needsEscaping($0.utf8) })
+            plainStrings: plain)
         records.append(record)
         liveCount += 1
         if let old = slots.set(post.id, slot: slot, idOf: { records[Int($0)].id }, bytes: bytes) { kill(old) }

@@ -110,7 +110,7 @@ public struct JSONWriter {
     /// Whether UTF-8 text needs escapes inside a JSON string (a quote, a backslash or
     /// a control character): an index can ask once, when it stores the text, and
     /// then write it with `writeString(plainUTF8:)`.
-    public static func needsEscaping(_ utf8: some Sequence<UInt8>) -> Bool {
+    public static func needsEscaping(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
     }
 
