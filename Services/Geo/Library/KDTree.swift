@@ -97,6 +97,19 @@ final class KDTree: Sendable {
         self.nodes = nodes
     }
 
+    private init(points: [TreePoint], nodes: [Node]) {
+        self.points = points
+        self.nodes = nodes
+    }
+
+    /// The same tree with each point's slot set to its position: for posts laid out
+    /// in the order of this tree's points.
+    func numberedByPosition() -> KDTree {
+        var points = points
+        for position in points.indices { points[position].slot = Int32(position) }
+        return KDTree(points: points, nodes: nodes)
+    }
+
     func isLeaf(_ node: Int) -> Bool {
         let child = 2 * node + 1
         return child >= nodes.count || nodes[node].end - nodes[node].start <= Int32(Self.leafSize)

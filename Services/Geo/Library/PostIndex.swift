@@ -73,7 +73,9 @@ public final class PostIndex: @unchecked Sendable {
                 }
                 let points = pending.map { Self.treePoint(records[Int($0)], slot: $0, terms: terms) }
                 pending.removeAll()
-                if !points.isEmpty { trees.append(KDTree(points: points)) }
+                if !points.isEmpty {
+                    trees.append(Self.layOut(records: &records, slots: &slots, vocabulary: &vocabulary, along: KDTree(points: points)))
+                }
             }
         }
         var batch: [PreparedPost] = []
@@ -120,8 +122,8 @@ public final class PostIndex: @unchecked Sendable {
     /// than a megabyte.
     static let compactionMinimum = 4096
 
-    /// Copies the live records, their strings, words and ids into fresh storage, in
-    /// slot order (so every order between posts stays), and makes one tree of them.
+    /// Copies the live records, their strings, words and ids into fresh storage and
+    /// makes one tree of them, laid out in its order (`layOut`).
     /// Built off the lock, as `flushPending` is: this thread is the only writer, so
     /// it reads its own state safely; searches go on meanwhile and see the swap whole.
     /// Costs a pass over the records once dead ones outnumber live ones: O(1) per change.
@@ -149,7 +151,8 @@ public final class PostIndex: @unchecked Sendable {
             newSlots.set(newBytes.string(newRecords[slot].id), slot: Int32(slot), idOf: { newRecords[Int($0)].id }, bytes: newBytes)
         }
         let points = newRecords.indices.map { Self.treePoint(newRecords[$0], slot: Int32($0), terms: newTerms) }
-        let tree = points.isEmpty ? nil : KDTree(points: points)
+        let tree = points.isEmpty ? nil
+            : Self.layOut(records: &newRecords, slots: &newSlots, vocabulary: &newVocabulary, along: KDTree(points: points))
         lock.withWriteLock {
             records = newRecords
             bytes = newBytes
@@ -159,6 +162,23 @@ public final class PostIndex: @unchecked Sendable {
             trees = tree.map { [$0] } ?? []
             pending.removeAll()
         }
+    }
+
+    /// Puts the records in the order of `tree`'s points (which must hold every record
+    /// once) and renumbers everything that names a slot; returns the tree with its
+    /// points numbered by position. Posts near each other in space then sit near each
+    /// other in memory, so a search reads a leaf's records from a few neighbouring
+    /// cache lines instead of taking a cache miss on each. Posts added later go on
+    /// at the end until a compaction lays everything out again.
+    static func layOut(records: inout [PostRecord], slots: inout SlotTable, vocabulary: inout Vocabulary,
+                       along tree: KDTree) -> KDTree {
+        guard tree.count == records.count else { return tree }
+        var newSlot = [Int32](repeating: 0, count: records.count)
+        for (position, point) in tree.points.enumerated() { newSlot[Int(point.slot)] = Int32(position) }
+        records = tree.points.map { records[Int($0.slot)] }
+        slots.renumber { newSlot[Int($0)] }
+        vocabulary.renumberPostings { newSlot[Int($0)] }
+        return tree.numberedByPosition()
     }
 
     /// Turns the buffer into a tree, merging trees of similar size; built off the

@@ -92,6 +92,15 @@ struct SlotTable: Sendable {
         }
     }
 
+    /// Gives every entry its post's new slot (the posts were laid out anew); an
+    /// entry's place depends on its id alone, so it stays where it is.
+    mutating func renumber(_ newSlot: (Int32) -> Int32) {
+        for index in table.indices where table[index] > Self.removed {
+            let entry = table[index]
+            table[index] = Self.entry(slot: newSlot(Self.slot(of: entry)), tag: Self.tag(of: entry))
+        }
+    }
+
     var memoryBytes: Int { table.count * 8 }
 
     private mutating func rehash(minimumCount: Int, idOf: (Int32) -> ArenaSpan, bytes: Arena<UInt8>) {

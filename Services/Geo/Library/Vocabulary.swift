@@ -1,7 +1,7 @@
 import Foundation
 
 /// The words of all indexed posts, each with an id and its posting list (the slots
-/// of the posts that hold it, in the order they were indexed; slots of posts since
+/// of the posts that hold it, ascending; slots of posts since
 /// removed stay until the index is compacted, and readers skip them).
 struct Vocabulary: Sendable {
     private var ids: [String: UInt32] = [:]
@@ -31,6 +31,17 @@ struct Vocabulary: Sendable {
 
     mutating func post(_ slot: Int32, to id: UInt32) {
         postings[Int(id)].append(slot)
+    }
+
+    /// Gives every posting its post's new slot (the posts were laid out anew), each
+    /// list again in ascending slot order.
+    mutating func renumberPostings(_ newSlot: (Int32) -> Int32) {
+        for id in postings.indices {
+            postings[id].withUnsafeMutableBufferPointer { list in
+                for index in list.indices { list[index] = newSlot(list[index]) }
+                list.sort()
+            }
+        }
     }
 
     /// Empties every posting list, keeping the words and their ids (for a rebuild
