@@ -252,6 +252,7 @@ public final class PostIndex: @unchecked Sendable {
     private func insertRecord(_ prepared: PreparedPost) {
         let post = prepared.post
         let slot = Int32(records.count)
+        let idLength = post.id.utf8.count, titleLength = post.title.utf8.count, refLength = post.ref?.utf8.count ?? 0
         var strings: [UInt8] = []
         strings.append(contentsOf: post.id.utf8)
         strings.append(contentsOf: post.title.utf8)
@@ -260,9 +261,8 @@ public final class PostIndex: @unchecked Sendable {
         strings.append(contentsOf: prepared.tagsJSON)
         if let ref = post.ref { strings.append(contentsOf: ref.utf8) }
         // The id and title lead the run and the ref ends it.
-        let idAndTitle = post.id.utf8.count + post.title.utf8.count, refLength = post.ref?.utf8.count ?? 0
         let plain = strings.withUnsafeBufferPointer {
-            !JSONWriter.needsEscaping(UnsafeBufferPointer(rebasing: $0[..<idAndTitle]))
+            !JSONWriter.needsEscaping(UnsafeBufferPointer(rebasing: $0[..<(idLength + titleLength)]))
                 && !JSONWriter.needsEscaping(UnsafeBufferPointer(rebasing: $0[($0.count - refLength)...]))
         }
 
@@ -277,7 +277,7 @@ public final class PostIndex: @unchecked Sendable {
             lat: post.lat, lon: post.lon, cosLat: GeoRules.cosLatitude(post.lat), createdAt: post.createdAt.timeIntervalSince1970,
             ratingAverage: post.rating.average ?? -1, ratingCount: Int32(clamping: post.rating.count),
             kind: internKind(post.kind), owner: internOwner(post.ownerId), schedule: internSchedule(post.hours, post.timezone),
-            strings: bytes.append(strings), idLength: UInt8(post.id.utf8.count), titleLength: UInt16(post.title.utf8.count),
+            strings: bytes.append(strings), idLength: UInt8(idLength), titleLength: UInt16(titleLength),
             foldedLength: UInt16(foldedLength), tagsLength: UInt16(prepared.tagsJSON.count),
             refLength: UInt16(refLength), terms: terms.append(sortedWords + sortedTags),
             tagCount: UInt16(sortedTags.count),
