@@ -61,4 +61,13 @@ public enum Check {
             throw ServiceError.invalidArgument(field: field, "\(field) may only hold \(description)")
         }
     }
+
+    /// No control characters (Unicode's category Cc, which is exactly U+0000–U+001F
+    /// and U+007F–U+009F: the comparison avoids a property-table lookup per
+    /// character, which was 4% of an import's time).
+    public static func noControlCharacters(_ value: String, field: String, message: String) throws {
+        guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else {
+            throw ServiceError.invalidArgument(field: field, message)
+        }
+    }
 }

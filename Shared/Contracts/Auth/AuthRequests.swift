@@ -33,9 +33,7 @@ public enum AuthRules {
 
     public static func name(_ value: String, field: String) throws {
         try Check.length(value, field: field, in: Self.name)
-        guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw ServiceError.invalidArgument(field: field, "\(field) may not hold control characters")
-        }
+        try Check.noControlCharacters(value, field: field, message: "\(field) may not hold control characters")
     }
 
     public static func phone(_ value: String, field: String = "phone") throws {

@@ -32,9 +32,7 @@ public enum CatalogueRules {
     /// A line of text: no control characters.
     public static func line(_ value: String, field: String, length: ClosedRange<Int>) throws {
         try Check.length(value, field: field, in: length)
-        guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw ServiceError.invalidArgument(field: field, "\(field) may not hold control characters such as line breaks")
-        }
+        try Check.noControlCharacters(value, field: field, message: "\(field) may not hold control characters such as line breaks")
     }
 
     public static func countryCode(_ value: String, field: String) throws -> String {
