@@ -24,8 +24,11 @@ struct All: ParsableCommand {
     @Option(help: "Which benchmarks to run: foundation, catalogue, geo, messaging (all by default).")
     var only: [String] = []
 
+    @Option(help: "Where the services under test keep their files (a fresh directory is made inside it).")
+    var scratch: String = "/tmp"
+
     func run() throws {
-        let directory = URL(fileURLWithPath: "/tmp/hb-bench-\(UUID().uuidString.prefix(8))")
+        let directory = URL(fileURLWithPath: scratch).appendingPathComponent("hb-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let suites: [(String, () throws -> String)] = [
