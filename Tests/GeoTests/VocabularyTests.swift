@@ -24,3 +24,13 @@ struct VocabularyTests {
         }
     }
 }
+
+@Suite("A post's word ids")
+struct WordIDTests {
+    @Test("are kept ascending and each once, as a set would keep them", arguments: [
+        [], [7], [3, 3], [5, 1, 5, 2, 1, 9], [4, 3, 2, 1], [1, 1, 1, 1, 2],
+    ] as [[UInt32]])
+    func sortedUnique(ids: [UInt32]) {
+        #expect(PostIndex.sortedUnique(ids) == Set(ids).sorted())
+    }
+}

@@ -74,7 +74,8 @@ public final class PostIndex: @unchecked Sendable {
                 let points = pending.map { Self.treePoint(records[Int($0)], slot: $0, terms: terms) }
                 pending.removeAll()
                 if !points.isEmpty {
-                    trees.append(Self.layOut(records: &records, slots: &slots, vocabulary: &vocabulary, along: KDTree(points: points)))
+                    trees.append(Self.layOut(records: &records, bytes: &bytes, terms: &terms, slots: &slots, vocabulary: &vocabulary,
+                                             along: KDTree(points: points)))
                 }
             }
         }
@@ -123,40 +124,40 @@ public final class PostIndex: @unchecked Sendable {
     static let compactionMinimum = 4096
 
     /// Copies the live records, their strings, words and ids into fresh storage and
-    /// makes one tree of them, laid out in its order (`layOut`).
+    /// makes one tree of them, laid out in its order (`layOut`, which also makes the
+    /// fresh arenas).
     /// Built off the lock, as `flushPending` is: this thread is the only writer, so
     /// it reads its own state safely; searches go on meanwhile and see the swap whole.
     /// Costs a pass over the records once dead ones outnumber live ones: O(1) per change.
     func compact() {
+        // The live records, still pointing into the current arenas until `layOut`.
         var newRecords: [PostRecord] = []
         newRecords.reserveCapacity(liveCount)
-        var newBytes = Arena<UInt8>(chunkShift: 20)
-        var newTerms = Arena<UInt32>(chunkShift: 18)
         var newVocabulary = vocabulary
         newVocabulary.removePostings()
         for slot in records.indices where records[slot].alive {
-            var record = records[slot]
+            let record = records[slot]
             let newSlot = Int32(newRecords.count)
-            record.strings = bytes.withElements(record.strings) { newBytes.append($0) }
             let wordCount = Int(record.terms.length) - Int(record.tagCount)
-            record.terms = terms.withElements(record.terms) { ids in
+            terms.withElements(record.terms) { ids in
                 for word in ids.prefix(wordCount) { newVocabulary.post(newSlot, to: word) }
-                return newTerms.append(ids)
             }
             newRecords.append(record)
         }
         var newSlots = SlotTable()
-        newSlots.reserve(newRecords.count, idOf: { newRecords[Int($0)].id }, bytes: newBytes)
+        newSlots.reserve(newRecords.count, idOf: { newRecords[Int($0)].id }, bytes: bytes)
         for slot in newRecords.indices {
-            newSlots.set(newBytes.string(newRecords[slot].id), slot: Int32(slot), idOf: { newRecords[Int($0)].id }, bytes: newBytes)
+            newSlots.set(bytes.string(newRecords[slot].id), slot: Int32(slot), idOf: { newRecords[Int($0)].id }, bytes: bytes)
         }
-        let points = newRecords.indices.map { Self.treePoint(newRecords[$0], slot: Int32($0), terms: newTerms) }
+        let points = newRecords.indices.map { Self.treePoint(newRecords[$0], slot: Int32($0), terms: terms) }
+        var newBytes = bytes, newTerms = terms
         let tree = points.isEmpty ? nil
-            : Self.layOut(records: &newRecords, slots: &newSlots, vocabulary: &newVocabulary, along: KDTree(points: points))
+            : Self.layOut(records: &newRecords, bytes: &newBytes, terms: &newTerms, slots: &newSlots, vocabulary: &newVocabulary,
+                          along: KDTree(points: points))
         lock.withWriteLock {
             records = newRecords
-            bytes = newBytes
-            terms = newTerms
+            bytes = tree == nil ? Arena(chunkShift: 20) : newBytes
+            terms = tree == nil ? Arena(chunkShift: 18) : newTerms
             vocabulary = newVocabulary
             slots = newSlots
             trees = tree.map { [$0] } ?? []
@@ -165,20 +166,57 @@ public final class PostIndex: @unchecked Sendable {
     }
 
     /// Puts the records in the order of `tree`'s points (which must hold every record
-    /// once) and renumbers everything that names a slot; returns the tree with its
-    /// points numbered by position. Posts near each other in space then sit near each
-    /// other in memory, so a search reads a leaf's records from a few neighbouring
-    /// cache lines instead of taking a cache miss on each. Posts added later go on
-    /// at the end until a compaction lays everything out again.
-    static func layOut(records: inout [PostRecord], slots: inout SlotTable, vocabulary: inout Vocabulary,
-                       along tree: KDTree) -> KDTree {
+    /// once), copies their strings and word ids into fresh arenas in the same order,
+    /// and renumbers everything that names a slot; returns the tree with its points
+    /// numbered by position. Posts near each other in space then sit near each other
+    /// in memory, so a search reads a leaf's records, their words and a hit's strings
+    /// from a few neighbouring cache lines instead of taking a cache miss on each.
+    /// Posts added later go on at the end until a compaction lays everything out again.
+    static func layOut(records: inout [PostRecord], bytes: inout Arena<UInt8>, terms: inout Arena<UInt32>,
+                       slots: inout SlotTable, vocabulary: inout Vocabulary, along tree: KDTree) -> KDTree {
         guard tree.count == records.count else { return tree }
         var newSlot = [Int32](repeating: 0, count: records.count)
         for (position, point) in tree.points.enumerated() { newSlot[Int(point.slot)] = Int32(position) }
-        records = tree.points.map { records[Int($0.slot)] }
-        slots.renumber { newSlot[Int($0)] }
-        vocabulary.renumberPostings { newSlot[Int($0)] }
-        return tree.numberedByPosition()
+        // Half the work on a second thread (start-up waits for all of it, and it is
+        // mostly cache misses): the id table, the postings and the word ids there;
+        // the records and their strings here. The table and postings are moved into
+        // the box, so that each is changed in place rather than copied.
+        let side = MovedValue(LayoutSide(slots: slots, vocabulary: vocabulary))
+        slots = SlotTable()
+        vocabulary = Vocabulary()
+        let oldRecords = records, oldTerms = terms, order = tree.points
+        let helper = ServiceThread(name: "geo-layout") { [newSlot] in
+            side.value.slots.renumber { newSlot[Int($0)] }
+            side.value.vocabulary.renumberPostings { newSlot[Int($0)] }
+            side.value.termSpans.reserveCapacity(order.count)
+            for point in order {
+                let span = oldRecords[Int(point.slot)].terms
+                side.value.termSpans.append(oldTerms.withElements(span) { side.value.terms.append($0) })
+            }
+        }
+        // Records first, then their strings: two simple passes whose loads do not
+        // wait on each other, instead of one whose string load waits on its record's.
+        records = order.map { oldRecords[Int($0.slot)] }
+        var newBytes = Arena<UInt8>(chunkShift: 20)
+        for index in records.indices {
+            records[index].strings = bytes.withElements(records[index].strings) { newBytes.append($0) }
+        }
+        bytes = newBytes
+        let numbered = tree.numberedByPosition()
+        helper.join()
+        for index in records.indices { records[index].terms = side.value.termSpans[index] }
+        terms = side.value.terms
+        slots = side.value.slots
+        vocabulary = side.value.vocabulary
+        return numbered
+    }
+
+    /// What `layOut` works out on its second thread.
+    private struct LayoutSide {
+        var slots: SlotTable
+        var vocabulary: Vocabulary
+        var terms = Arena<UInt32>(chunkShift: 18)
+        var termSpans: [ArenaSpan] = []
     }
 
     /// Turns the buffer into a tree, merging trees of similar size; built off the
@@ -266,11 +304,10 @@ public final class PostIndex: @unchecked Sendable {
                 && !JSONWriter.needsEscaping(UnsafeBufferPointer(rebasing: $0[($0.count - refLength)...]))
         }
 
-        var wordIDs = Set<UInt32>()
-        for word in prepared.words { wordIDs.insert(vocabulary.intern(word)) }
-        var tagIDs = Set<UInt32>()
-        for tag in post.tags { tagIDs.insert(internTag(tag)) }
-        let sortedWords = wordIDs.sorted(), sortedTags = tagIDs.sorted()
+        // A post has a handful of words: sorting an array and dropping repeats costs
+        // less than hashing them into a set (a tenth of start-up's indexing time).
+        let sortedWords = Self.sortedUnique(prepared.words.map { vocabulary.intern($0) })
+        let sortedTags = Self.sortedUnique(post.tags.map { internTag($0) })
         for word in sortedWords { vocabulary.post(slot, to: word) }
 
         let record = PostRecord(
@@ -289,6 +326,20 @@ public final class PostIndex: @unchecked Sendable {
     }
 
     static func tagKey(_ tag: String) -> String { TextTerms.fold(tag) }
+
+    /// `ids` ascending, each once.
+    static func sortedUnique(_ ids: [UInt32]) -> [UInt32] {
+        guard ids.count > 1 else { return ids }
+        var ids = ids
+        ids.sort()
+        var kept = 1
+        for index in 1..<ids.count where ids[index] != ids[kept - 1] {
+            ids[kept] = ids[index]
+            kept += 1
+        }
+        ids.removeLast(ids.count - kept)
+        return ids
+    }
 
     private func internTag(_ tag: String) -> UInt32 {
         let key = Self.tagKey(tag)
@@ -326,4 +377,11 @@ public final class PostIndex: @unchecked Sendable {
         scheduleIDs[key] = id
         return id
     }
+}
+
+/// A value handed to one other thread, which changes it in place while the owner
+/// waits to take it back (after joining that thread, so the two never touch it at once).
+private final class MovedValue<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
 }
