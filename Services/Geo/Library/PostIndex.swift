@@ -188,11 +188,17 @@ public final class PostIndex: @unchecked Sendable {
         let helper = ServiceThread(name: "geo-layout") { [newSlot] in
             side.value.slots.renumber { newSlot[Int($0)] }
             side.value.vocabulary.renumberPostings { newSlot[Int($0)] }
-            side.value.termSpans.reserveCapacity(order.count)
+            // Built in locals and stored once: each access to the box's property is
+            // checked for exclusivity at run time, too often for a loop over every post.
+            var terms = Arena<UInt32>(chunkShift: 18)
+            var spans: [ArenaSpan] = []
+            spans.reserveCapacity(order.count)
             for point in order {
                 let span = oldRecords[Int(point.slot)].terms
-                side.value.termSpans.append(oldTerms.withElements(span) { side.value.terms.append($0) })
+                spans.append(oldTerms.withElements(span) { terms.append($0) })
             }
+            side.value.terms = terms
+            side.value.termSpans = spans
         }
         // Records first, then their strings: two simple passes whose loads do not
         // wait on each other, instead of one whose string load waits on its record's.
