@@ -103,6 +103,20 @@ final class GroupCommit: @unchecked Sendable {
                 return [.failure(error)]
             }
         }
+        // Most batches fail nowhere: run them with no savepoints, which cost a
+        // statement journal per unit. Should any unit throw, nothing of the batch
+        // is kept (the transaction rolls back) and it runs again below, each unit in
+        // a savepoint of its own. A unit's work may run twice: it keeps its effects
+        // in the transaction (and hooks such as `afterNextTransaction`, which run
+        // only on commit), so the first run leaves no trace.
+        do {
+            try writer.write { db in
+                for unit in batch { try unit.work(db) }
+            }
+            return batch.map { _ in .success(()) }
+        } catch {
+            // One unit failed, or the commit did: go again, unit by unit.
+        }
         var outcomes = [Result<Void, any Error>](repeating: .success(()), count: batch.count)
         do {
             try writer.write { db in

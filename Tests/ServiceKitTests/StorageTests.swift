@@ -1,0 +1,96 @@
+import Foundation
+import GRDB
+@testable import ServiceKit
+import Synchronization
+import Testing
+
+@Suite("A service's database")
+struct StorageTests {
+    private func openDatabase() throws -> (ServiceDatabase, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hb-storage-\(UUID().uuidString)")
+        let database = try ServiceDatabase(path: ServiceDatabase.path(service: "toy", in: directory.path)) { migrator in
+            migrator.registerMigration("toy-1") { db in
+                try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, note TEXT NOT NULL)")
+            }
+        }
+        return (database, directory)
+    }
+
+    private struct Refused: Error {}
+
+    @Test("writes that commit together keep their own outcomes: a failing one is undone alone, each hook runs once")
+    func groupCommitOutcomes() throws {
+        let (database, directory) = try openDatabase()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let commits = Atomic<Int>(0)
+        let outcomes = Mutex<[Int: Bool]>([:])
+        // Many rounds of eight writers at once, so that batches form (a leader waits
+        // for as many as are under way) and some hold a failing write.
+        for round in 0..<20 {
+            let group = DispatchGroup()
+            let started = DispatchSemaphore(value: 0)
+            for writer in 0..<8 {
+                let id = round * 8 + writer
+                database.groupCommit.begin()
+                group.enter()
+                Thread.detachNewThread {
+                    started.signal()
+                    defer {
+                        database.groupCommit.end()
+                        group.leave()
+                    }
+                    do {
+                        try database.groupCommit.write { db in
+                            try db.execute(sql: "INSERT INTO item (id, note) VALUES (?, 'kept')", arguments: [id])
+                            // Every third write fails after it has written.
+                            if id % 3 == 0 { throw Refused() }
+                            db.afterNextTransaction { _ in commits.add(1, ordering: .relaxed) }
+                        }
+                        outcomes.withLock { $0[id] = true }
+                    } catch is Refused {
+                        outcomes.withLock { $0[id] = false }
+                    } catch {
+                        Issue.record("unexpected error \(error)")
+                    }
+                }
+            }
+            for _ in 0..<8 { started.wait() }
+            group.wait()
+        }
+        let stored = try database.pool.read { db in try Set(Int.fetchAll(db, sql: "SELECT id FROM item")) }
+        let expected = Set((0..<160).filter { $0 % 3 != 0 })
+        #expect(stored == expected)
+        #expect(outcomes.withLock { $0 } == Dictionary(uniqueKeysWithValues: (0..<160).map { ($0, $0 % 3 != 0) }))
+        #expect(commits.load(ordering: .relaxed) == expected.count)
+    }
+
+    @Test("a checkpoint starts the WAL over even while writes keep coming")
+    func checkpointRestartsTheWAL() throws {
+        let (database, directory) = try openDatabase()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stop = Atomic<Bool>(false)
+        let written = Atomic<Int>(0)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            defer { done.signal() }
+            var id = 0
+            while !stop.load(ordering: .relaxed) {
+                id += 1
+                try? database.pool.write { db in
+                    try db.execute(sql: "INSERT INTO item (id, note) VALUES (?, ?)", arguments: [id, String(repeating: "n", count: 500)])
+                }
+                written.add(1, ordering: .relaxed)
+            }
+        }
+        while written.load(ordering: .relaxed) < 2_000 { usleep(1_000) }
+        try database.checkpoint()
+        let afterCheckpoint = written.load(ordering: .relaxed)
+        while written.load(ordering: .relaxed) < afterCheckpoint + 50 { usleep(1_000) }
+        stop.store(true, ordering: .relaxed)
+        done.wait()
+        // Each commit appends at least one frame: a WAL that had not started over
+        // would hold a frame for every commit since the first.
+        let frames = try database.pool.writeWithoutTransaction { db in try db.checkpoint(.passive).walFrameCount }
+        #expect(frames < afterCheckpoint)
+    }
+}
