@@ -93,4 +93,64 @@ struct StorageTests {
         let frames = try database.pool.writeWithoutTransaction { db in try db.checkpoint(.passive).walFrameCount }
         #expect(frames < afterCheckpoint)
     }
+
+    @Test("kept replies past the retention are forgotten from the front; a clock set back sends none early")
+    func purgeKeptReplies() throws {
+        let (database, directory) = try openDatabase()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let now = Date()
+        func key(_ id: String) -> IdempotencyKey { IdempotencyKey(op: "toy.add", requestID: id, caller: "u1") }
+        try database.pool.write { db in
+            for (id, hoursAgo) in [("old-1", 48.0), ("old-2", 30), ("recent", 1)] {
+                try IdempotencyLog.record(key(id), fingerprint: Data([1]), answer: .reply(Data(id.utf8)),
+                                          at: now.addingTimeInterval(-hoursAgo * 3600), in: db)
+            }
+            // A retry's answer replaces the request's earlier one.
+            try IdempotencyLog.record(key("recent"), fingerprint: Data([2]), answer: .reply(Data("again".utf8)),
+                                      at: now.addingTimeInterval(-3600), in: db)
+            // Then the clock is set back a day.
+            try IdempotencyLog.record(key("set-back"), fingerprint: Data([1]), answer: .reply(Data("set-back".utf8)),
+                                      at: now.addingTimeInterval(-26 * 3600), in: db)
+        }
+        let purged = try database.pool.write { db in
+            try IdempotencyLog.purge(before: now.addingTimeInterval(-IdempotencyLog.retention), in: db)
+        }
+        #expect(purged == 2)
+        try database.pool.read { db in
+            #expect(try IdempotencyLog.find(key("old-1"), in: db) == nil)
+            #expect(try IdempotencyLog.find(key("old-2"), in: db) == nil)
+            let recent = try #require(try IdempotencyLog.find(key("recent"), in: db))
+            #expect(recent.fingerprint == Data([2]))
+            guard case .reply(let frame) = recent.answer else { Issue.record("not a reply"); return }
+            #expect(frame == Data("again".utf8))
+            // Behind a recent one: left for a later purge rather than forgotten early.
+            #expect(try IdempotencyLog.find(key("set-back"), in: db) != nil)
+        }
+        // Once nothing is recent, everything old goes.
+        let later = try database.pool.write { db in try IdempotencyLog.purge(before: now, in: db) }
+        #expect(later == 2)
+    }
+
+    @Test("kept replies stored before the table was reordered are still found after the migration")
+    func keptRepliesMigrate() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hb-storage-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = ServiceDatabase.path(service: "toy", in: directory.path)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do {
+            let queue = try DatabaseQueue(path: path)
+            var migrator = DatabaseMigrator()
+            ServiceKitSchema.register(in: &migrator)
+            try migrator.migrate(queue, upTo: "servicekit-1")
+            try queue.write { db in
+                try db.execute(sql: """
+                    INSERT INTO idempotency (op, request_id, caller, fingerprint, is_session, payload, created_at)
+                    VALUES ('toy.add', 'r1', 'u1', x'01', 0, 'frame', ?)
+                    """, arguments: [Date().timeIntervalSince1970])
+            }
+        }
+        let database = try ServiceDatabase(path: path) { _ in }
+        let kept = try database.pool.read { db in try IdempotencyLog.find(IdempotencyKey(op: "toy.add", requestID: "r1", caller: "u1"), in: db) }
+        #expect(kept?.fingerprint == Data([1]))
+    }
 }

@@ -57,9 +57,20 @@ public enum IdempotencyLog {
     }
 
     /// Forgets requests older than the retention period; returns how many.
+    ///
+    /// Requests are kept in the order they were answered, which is time order, so
+    /// the old ones are those before the first recent one: found by reading just
+    /// the rows to delete, with no index on the time. A clock set back can leave a
+    /// few behind for the next purge; none goes early.
     @discardableResult
     public static func purge(before date: Date, in db: Database) throws -> Int {
-        try db.execute(sql: "DELETE FROM idempotency WHERE created_at < ?", arguments: [date.timeIntervalSince1970])
+        let cutoff = date.timeIntervalSince1970
+        if let firstRecent = try Int64.fetchOne(db, sql: "SELECT seq FROM idempotency WHERE created_at >= ? ORDER BY seq LIMIT 1",
+                                                arguments: [cutoff]) {
+            try db.execute(sql: "DELETE FROM idempotency WHERE seq < ? AND created_at < ?", arguments: [firstRecent, cutoff])
+        } else {
+            try db.execute(sql: "DELETE FROM idempotency WHERE created_at < ?", arguments: [cutoff])
+        }
         return db.changesCount
     }
 }

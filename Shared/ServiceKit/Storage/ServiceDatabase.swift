@@ -141,5 +141,30 @@ enum ServiceKitSchema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("servicekit-2") { db in
+            // Kept replies in a table appended to in time order, found through a
+            // narrow index on their key. Stored in key order, each create's reply
+            // (hundreds of bytes) went into a leaf of its own and split it every few
+            // inserts: half the pages a create's commit wrote. Old ones are purged
+            // from the front (`IdempotencyLog.purge`), with no index on the time.
+            try db.execute(sql: """
+                CREATE TABLE idempotency_by_seq (
+                    seq INTEGER PRIMARY KEY,
+                    op TEXT NOT NULL,
+                    request_id TEXT NOT NULL,
+                    caller TEXT NOT NULL,
+                    fingerprint BLOB NOT NULL,
+                    is_session INTEGER NOT NULL,
+                    payload BLOB NOT NULL,
+                    created_at REAL NOT NULL
+                );
+                INSERT INTO idempotency_by_seq (op, request_id, caller, fingerprint, is_session, payload, created_at)
+                    SELECT op, request_id, caller, fingerprint, is_session, payload, created_at
+                    FROM idempotency ORDER BY created_at;
+                DROP TABLE idempotency;
+                ALTER TABLE idempotency_by_seq RENAME TO idempotency;
+                CREATE UNIQUE INDEX idempotency_key ON idempotency(op, request_id, caller);
+                """)
+        }
     }
 }
