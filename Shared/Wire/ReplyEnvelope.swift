@@ -4,8 +4,10 @@ import Foundation
 /// `{"v":1,"id":…,"ok":false,"error":{…}}`.
 public enum ReplyEnvelope {
     /// A success reply around a body that is already JSON text.
-    public static func success(id: String, rawBody: some Sequence<UInt8>) -> Data {
-        var writer = JSONWriter()
+    /// Concrete bytes, not any sequence: a generic append from another module is
+    /// not specialised and copied a large reply through the runtime's generic path.
+    public static func success(id: String, rawBody: [UInt8]) -> Data {
+        var writer = JSONWriter(capacity: rawBody.count + id.utf8.count + 40)
         writer.appendASCII("{\"v\":1,\"id\":")
         writer.write(id)
         writer.appendASCII(",\"ok\":true,\"body\":")

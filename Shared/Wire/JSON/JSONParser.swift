@@ -150,11 +150,15 @@ private struct Parser {
         index += 1
         let contentStart = index
         // Fast path: no escapes, so the bytes between the quotes are the string.
+        var isASCII = true
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let content = UnsafeBufferPointer(rebasing: bytes[contentStart..<index])
                 index += 1
+                // ASCII is valid UTF-8 as it is; `String(validating:)` is generic
+                // and looks up type metadata on every call (a few % of a search).
+                if isASCII { return String(decoding: content, as: UTF8.self) }
                 guard let string = String(validating: content, as: UTF8.self) else {
                     throw fail("invalid UTF-8 in a string", at: start)
                 }
@@ -162,6 +166,7 @@ private struct Parser {
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw fail("control character in a string") }
+            if byte >= 0x80 { isASCII = false }
             index += 1
         }
         guard index < bytes.count else { throw fail("unterminated string", at: start) }
