@@ -23,8 +23,8 @@ public final class PostIndex: @unchecked Sendable {
     let lock = ReadWriteLock()
     var records: [PostRecord] = []
     var slots = SlotTable()
-    var bytes = Arena<UInt8>(chunkShift: 20)
-    var terms = Arena<UInt32>(chunkShift: 18)
+    var bytes = PostIndex.stringArena()
+    var terms = PostIndex.termArena()
     var vocabulary = Vocabulary()
     var tagIDs: [String: UInt32] = [:]
     var kindIDs: [String: UInt16] = [:]
@@ -150,14 +150,16 @@ public final class PostIndex: @unchecked Sendable {
             newSlots.set(bytes.string(newRecords[slot].id), slot: Int32(slot), idOf: { newRecords[Int($0)].id }, bytes: bytes)
         }
         let points = newRecords.indices.map { Self.treePoint(newRecords[$0], slot: Int32($0), terms: terms) }
-        var newBytes = bytes, newTerms = terms
+        // `layOut` swaps these for fresh arenas holding only the live posts'.
+        var newBytes = points.isEmpty ? Self.stringArena() : bytes
+        var newTerms = points.isEmpty ? Self.termArena() : terms
         let tree = points.isEmpty ? nil
             : Self.layOut(records: &newRecords, bytes: &newBytes, terms: &newTerms, slots: &newSlots, vocabulary: &newVocabulary,
                           along: KDTree(points: points))
         lock.withWriteLock {
             records = newRecords
-            bytes = tree == nil ? Arena(chunkShift: 20) : newBytes
-            terms = tree == nil ? Arena(chunkShift: 18) : newTerms
+            bytes = newBytes
+            terms = newTerms
             vocabulary = newVocabulary
             slots = newSlots
             trees = tree.map { [$0] } ?? []
@@ -190,7 +192,7 @@ public final class PostIndex: @unchecked Sendable {
             side.value.vocabulary.renumberPostings { newSlot[Int($0)] }
             // Built in locals and stored once: each access to the box's property is
             // checked for exclusivity at run time, too often for a loop over every post.
-            var terms = Arena<UInt32>(chunkShift: 18)
+            var terms = Self.termArena()
             var spans: [ArenaSpan] = []
             spans.reserveCapacity(order.count)
             for point in order {
@@ -203,7 +205,7 @@ public final class PostIndex: @unchecked Sendable {
         // Records first, then their strings: two simple passes whose loads do not
         // wait on each other, instead of one whose string load waits on its record's.
         records = order.map { oldRecords[Int($0.slot)] }
-        var newBytes = Arena<UInt8>(chunkShift: 20)
+        var newBytes = Self.stringArena()
         for index in records.indices {
             records[index].strings = bytes.withElements(records[index].strings) { newBytes.append($0) }
         }
@@ -217,11 +219,17 @@ public final class PostIndex: @unchecked Sendable {
         return numbered
     }
 
+    /// Posts' strings (ids, titles, texts): chunks of 1 MiB.
+    static func stringArena() -> Arena<UInt8> { Arena(chunkShift: 20) }
+
+    /// Posts' word and tag ids: chunks of 256 Ki ids.
+    static func termArena() -> Arena<UInt32> { Arena(chunkShift: 18) }
+
     /// What `layOut` works out on its second thread.
     private struct LayoutSide {
         var slots: SlotTable
         var vocabulary: Vocabulary
-        var terms = Arena<UInt32>(chunkShift: 18)
+        var terms = PostIndex.termArena()
         var termSpans: [ArenaSpan] = []
     }
 

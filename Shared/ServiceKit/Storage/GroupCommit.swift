@@ -94,15 +94,6 @@ final class GroupCommit: @unchecked Sendable {
 
     /// Runs a batch in one transaction; a unit that throws is rolled back alone.
     private func run(_ batch: [Unit]) -> [Result<Void, any Error>] {
-        if batch.count == 1 {
-            // Alone, a unit needs no savepoint: its failure is the transaction's.
-            do {
-                try writer.write { db in try batch[0].work(db) }
-                return [.success(())]
-            } catch {
-                return [.failure(error)]
-            }
-        }
         // Most batches fail nowhere: run them with no savepoints, which cost a
         // statement journal per unit. Should any unit throw, nothing of the batch
         // is kept (the transaction rolls back) and it runs again below, each unit in
@@ -115,7 +106,9 @@ final class GroupCommit: @unchecked Sendable {
             }
             return batch.map { _ in .success(()) }
         } catch {
-            // One unit failed, or the commit did: go again, unit by unit.
+            // Alone, a unit's failure is the transaction's. Otherwise one unit
+            // failed, or the commit did: go again, unit by unit.
+            if batch.count == 1 { return [.failure(error)] }
         }
         var outcomes = [Result<Void, any Error>](repeating: .success(()), count: batch.count)
         do {

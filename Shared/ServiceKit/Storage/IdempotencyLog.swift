@@ -64,13 +64,10 @@ public enum IdempotencyLog {
     /// few behind for the next purge; none goes early.
     @discardableResult
     public static func purge(before date: Date, in db: Database) throws -> Int {
-        let cutoff = date.timeIntervalSince1970
-        if let firstRecent = try Int64.fetchOne(db, sql: "SELECT seq FROM idempotency WHERE created_at >= ? ORDER BY seq LIMIT 1",
-                                                arguments: [cutoff]) {
-            try db.execute(sql: "DELETE FROM idempotency WHERE seq < ? AND created_at < ?", arguments: [firstRecent, cutoff])
-        } else {
-            try db.execute(sql: "DELETE FROM idempotency WHERE created_at < ?", arguments: [cutoff])
-        }
+        try db.execute(sql: """
+            DELETE FROM idempotency WHERE created_at < ?1
+            AND seq < IFNULL((SELECT seq FROM idempotency WHERE created_at >= ?1 ORDER BY seq LIMIT 1), 9223372036854775807)
+            """, arguments: [date.timeIntervalSince1970])
         return db.changesCount
     }
 }
