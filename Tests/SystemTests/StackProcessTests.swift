@@ -31,8 +31,11 @@ struct StackProcessTests {
             processes.append(process)
             try #require(waitUntilHealthy(service: service, endpoint: endpoints[service]!, timeout: 30), "\(process.logText)")
         }
+        // A generous timeout: these are debug builds, where scrypt (BoringSSL at -O0)
+        // takes 2.5 s per registration on an idle machine, and CI runs other tests
+        // beside this one (a 5 s timeout failed there once).
         func client(_ service: String) -> ServiceClient {
-            ServiceClient(service: service, endpoint: endpoints[service]!, timeout: 5, tries: 1)
+            ServiceClient(service: service, endpoint: endpoints[service]!, timeout: 30, tries: 1)
         }
         let auth = client("auth"), catalogue = client("catalogue"), geo = client("geo"), favourites = client("favourites"),
             chat = client("chat")
