@@ -44,7 +44,14 @@ extension RequestEnvelope {
     ///
     /// The op's own limits (frame 0 size, frame count) are checked by whoever knows
     /// the op; frames larger than any op allows are refused here, before parsing.
-    public static func decode(frames: some RandomAccessCollection<Data>) throws(EnvelopeError) -> RequestEnvelope {
+    public static func decode(frames: [Data]) throws(EnvelopeError) -> RequestEnvelope {
+        try decode(frames: frames[...])
+    }
+
+    /// As `decode(frames:)`, for the frames after a ROUTER's routing frames. A slice
+    /// rather than any collection: a generic here is not specialised across the
+    /// module boundary, and its witness calls cost a few % of a search.
+    public static func decode(frames: ArraySlice<Data>) throws(EnvelopeError) -> RequestEnvelope {
         guard let frame0 = frames.first, !frame0.isEmpty else {
             throw EnvelopeError(requestID: "", error: .badRequest("frame 0 is empty: it must hold the request's JSON object"))
         }

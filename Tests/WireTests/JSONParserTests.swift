@@ -27,6 +27,34 @@ struct JSONParserTests {
         #expect(try parse("1e400") == .number(.double(.infinity)))
     }
 
+    @Test("reads every decimal literal as the double strtod rounds it to, fast path or not")
+    func decimalsRoundLikeStrtod() throws {
+        var generator = SystemRandomNumberGenerator()
+        var literals = ["0.0", "-0.0", "0e0", "1E+22", "1e23", "-1e-22", "1e-23", "9007199254740992.5", "9007199254740993e-3",
+                        "0.1", "0.30000000000000004", "2.2250738585072014e-308", "1.7976931348623157e308", "4.9e-324",
+                        "123456789012345678901234567890.5", "48.85341", "-179.99999999", "0.000000000000000000000001"]
+        // 1-20 random digits (either side of 2^53) with the point anywhere among them,
+        // and exponents either side of ±22.
+        for _ in 0..<50_000 {
+            let digits = (0..<Int.random(in: 1...20, using: &generator)).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) }
+            let point = Int.random(in: 1...digits.count, using: &generator)
+            let integer = String(digits[..<point]).drop { $0 == "0" }
+            var literal = (Bool.random(using: &generator) ? "-" : "") + (integer.isEmpty ? "0" : integer)
+            if point < digits.count { literal += "." + String(digits[point...]) }
+            if Bool.random(using: &generator) { literal += "e\(Int.random(in: -30...30, using: &generator))" }
+            literals.append(literal)
+        }
+        for literal in literals {
+            let expected = try #require(Double(literal))
+            let parsed = try parse(literal)
+            switch parsed {
+            case .number(.double(let value)): #expect(value.bitPattern == expected.bitPattern, "\(literal)")
+            case .number(.integer(let value)): #expect(Double(value) == expected, "\(literal)")
+            default: Issue.record("\(literal) gave \(parsed)")
+            }
+        }
+    }
+
     @Test("refuses what lenient parsers accept", arguments: [
         #"{"v":1,}"#, "[1,]", "{'v':1}", "{\"v\":01}", "{\"v\":1} x", "{\"v\":.5}", "{\"v\":1.}",
         "{\"v\":+1}", "{\"v\":NaN}", "{\"a\":1,\"a\":2}", "\"\\ud800\"", "\"\\udc00x\"", "\"tab\there\"",

@@ -74,7 +74,10 @@ public struct JSONObject: Sendable, Equatable, Sequence {
 
     public subscript(key: String) -> JSONValue? {
         get {
-            for member in members where member.key == key { return member.value }
+            // Lengths first: they are at hand inline, where comparing two different
+            // strings is a call (a body's lookups are mostly of absent keys).
+            let length = key.utf8.count
+            for member in members where member.key.utf8.count == length && member.key == key { return member.value }
             return nil
         }
         set {

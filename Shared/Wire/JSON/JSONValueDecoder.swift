@@ -9,7 +9,7 @@ public struct JSONValueDecoder: Sendable {
     public init() {}
 
     public func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPath: [any CodingKey] = []) throws -> T {
-        try ValueDecoder(value: value, codingPath: codingPath).decodeValue(T.self)
+        try ValueDecoder(value: value, parentPath: codingPath, key: nil).decodeValue(T.self)
     }
 
     /// Decodes a value of `T` from JSON text (the strict parser's rules).
@@ -37,7 +37,12 @@ func fieldName(_ field: String) -> String { field.isEmpty ? "body" : field }
 
 private struct ValueDecoder: Decoder {
     let value: JSONValue
-    let codingPath: [any CodingKey]
+    /// The path of the container holding the value, and the value's key in it: kept
+    /// apart so that a member's path (an array) is only built when it is needed, for
+    /// an error or a nested container, not for every member decoded.
+    let parentPath: [any CodingKey]
+    let key: (any CodingKey)?
+    var codingPath: [any CodingKey] { key.map { parentPath + [$0] } ?? parentPath }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -141,12 +146,11 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func contains(_ key: Key) -> Bool { object[key.stringValue] != nil }
 
     private func decoder(for key: Key) throws -> ValueDecoder {
-        let path = codingPath + [key]
         guard let value = object[key.stringValue] else {
-            let field = FieldPath.string(path)
+            let field = FieldPath.string(codingPath + [key])
             throw ServiceError.invalidArgument(field: field, "\(field) is required")
         }
-        return ValueDecoder(value: value, codingPath: path)
+        return ValueDecoder(value: value, parentPath: codingPath, key: key)
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
@@ -175,7 +179,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private func decoderIfPresent(for key: Key) -> ValueDecoder? {
         guard let value = object[key.stringValue] else { return nil }
         if case .null = value { return nil }
-        return ValueDecoder(value: value, codingPath: codingPath + [key])
+        return ValueDecoder(value: value, parentPath: codingPath, key: key)
     }
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try decoderIfPresent(for: key)?.decode(type) }
@@ -203,11 +207,11 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder() throws -> any Decoder {
-        ValueDecoder(value: .object(object), codingPath: codingPath)
+        ValueDecoder(value: .object(object), parentPath: codingPath, key: nil)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        ValueDecoder(value: object[key.stringValue] ?? .null, codingPath: codingPath + [key])
+        ValueDecoder(value: object[key.stringValue] ?? .null, parentPath: codingPath, key: key)
     }
 }
 
@@ -225,13 +229,13 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     var isAtEnd: Bool { currentIndex >= elements.count }
 
     private mutating func next() throws -> ValueDecoder {
-        let path = codingPath + [AnyCodingKey(intValue: currentIndex)]
+        let key = AnyCodingKey(intValue: currentIndex)
         guard !isAtEnd else {
-            let field = FieldPath.string(path)
+            let field = FieldPath.string(codingPath + [key])
             throw ServiceError.invalidArgument(field: field, "\(field) is required")
         }
         defer { currentIndex += 1 }
-        return ValueDecoder(value: elements[currentIndex], codingPath: path)
+        return ValueDecoder(value: elements[currentIndex], parentPath: codingPath, key: key)
     }
 
     mutating func decodeNil() throws -> Bool {
