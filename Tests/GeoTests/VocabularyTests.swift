@@ -23,6 +23,42 @@ struct VocabularyTests {
             }
         }
     }
+
+    @Test("kept prefix look-ups follow new words, and two copies that took different words never share them")
+    func keptLookups() {
+        let kept = PrefixExpansions()
+        var vocabulary = Vocabulary()
+        let bake = vocabulary.intern("bake")
+        _ = vocabulary.intern("pizza")
+        #expect(kept.ids(withPrefix: "bak", in: vocabulary) == [bake])
+        #expect(kept.ids(withPrefix: "bak", in: vocabulary) == [bake])
+        let bakery = vocabulary.intern("bakery")
+        #expect(kept.ids(withPrefix: "bak", in: vocabulary) == [bake, bakery])
+        // A word already known changes nothing.
+        _ = vocabulary.intern("pizza")
+        #expect(kept.ids(withPrefix: "bak", in: vocabulary) == [bake, bakery])
+
+        // Two copies of one vocabulary give the next word the same id.
+        var left = vocabulary, right = vocabulary
+        let baker = left.intern("baker")
+        let bakes = right.intern("bakes")
+        #expect(baker == bakes)
+        #expect(kept.ids(withPrefix: "baker", in: left) == [bakery, baker].sorted())
+        #expect(kept.ids(withPrefix: "baker", in: right) == [bakery])
+        #expect(kept.ids(withPrefix: "bakes", in: right) == [bakes])
+        #expect(kept.ids(withPrefix: "bakes", in: left) == [])
+        // A vocabulary built anew is another state, even with the same words.
+        var rebuilt = Vocabulary()
+        let pie = rebuilt.intern("pie")
+        #expect(kept.ids(withPrefix: "pi", in: rebuilt) == [pie])
+        #expect(kept.ids(withPrefix: "p", in: vocabulary) == [vocabulary.id(of: "pizza")!])
+
+        // Past its capacity it starts over, still answering right.
+        for index in 0..<(PrefixExpansions.capacity + 10) {
+            #expect(kept.ids(withPrefix: "w\(index)", in: vocabulary) == [])
+        }
+        #expect(kept.ids(withPrefix: "bak", in: vocabulary) == [bake, bakery])
+    }
 }
 
 @Suite("A post's word ids")

@@ -36,7 +36,7 @@ struct Matcher {
         let words = TextTerms.words(query.q ?? "")
         for (position, word) in words.enumerated() {
             // The last word may be the start of a longer one (typing "burg").
-            let ids = position == words.count - 1 ? index.vocabulary.ids(withPrefix: word) : index.vocabulary.id(of: word).map { [$0] } ?? []
+            let ids = position == words.count - 1 ? index.prefixExpansions.ids(withPrefix: word, in: index.vocabulary) : index.vocabulary.id(of: word).map { [$0] } ?? []
             if ids.isEmpty { matchesNothing = true }
             groups.append(ids)
             groupSignatures.append(WordSignature.of(ids))

@@ -26,6 +26,8 @@ public final class PostIndex: @unchecked Sendable {
     var bytes = PostIndex.stringArena()
     var terms = PostIndex.termArena()
     var vocabulary = Vocabulary()
+    /// Read by searches (under the read lock, so it locks itself).
+    let prefixExpansions = PrefixExpansions()
     var tagIDs: [String: UInt32] = [:]
     var kindIDs: [String: UInt16] = [:]
     var kindNames: [String] = []
