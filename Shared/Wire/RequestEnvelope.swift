@@ -28,7 +28,10 @@ public struct RequestEnvelope: Sendable {
 
     /// Decodes the body into an op's request type; failures name the field.
     public func decodeBody<Body: Decodable>(_ type: Body.Type) throws -> Body {
-        try JSONValueDecoder().decode(type, from: .object(body))
+        if let reader = Body.self as? any FieldsDecodable.Type, let body = try reader.init(fields: JSONFields(body)) as? Body {
+            return body
+        }
+        return try JSONValueDecoder().decode(type, from: .object(body))
     }
 }
 

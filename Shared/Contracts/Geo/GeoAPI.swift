@@ -170,6 +170,21 @@ public struct SearchRequest: ValidatedBody, Equatable {
     }
 }
 
+/// `geo.search` is the op searched most, so a service reads its body member by
+/// member; in the order the members are declared, so the first error is the one
+/// `Decodable` would report (a test checks the two agree).
+extension SearchRequest: FieldsDecodable {
+    public init(fields: JSONFields) throws {
+        self.init(lat: try fields.doubleIfPresent("lat"), lon: try fields.doubleIfPresent("lon"),
+                  place: try fields.stringIfPresent("place"), radius: try fields.double("radius"),
+                  q: try fields.stringIfPresent("q"), kinds: try fields.decodeIfPresent([String].self, forKey: "kinds"),
+                  tags: try fields.decodeIfPresent([String].self, forKey: "tags"), openNow: try fields.boolIfPresent("openNow"),
+                  at: try fields.decodeIfPresent(Date.self, forKey: "at"),
+                  sort: try fields.decodeIfPresent(SearchSort.self, forKey: "sort"), limit: try fields.intIfPresent("limit"),
+                  cursor: try fields.stringIfPresent("cursor"))
+    }
+}
+
 public struct NearestRequest: ValidatedBody, Equatable {
     public var lat: Double
     public var lon: Double
