@@ -103,6 +103,26 @@ struct JSONWriterTests {
         #expect(String(decoding: JSONWriter.data(.number(.double(52.370216))), as: UTF8.self) == "52.370216")
     }
 
+    @Test("doubles with few decimal places are written exactly as Swift's shortest form, without its printer")
+    func writesShortDecimals() {
+        var random = SystemRandomNumberGenerator()
+        var samples: [Double] = [0.001, 0.00099, 0.0001, -0.001, 0.1, 0.7, 1.5, -0.5, 52.0907, -179.9999999, 99_999_999.9999999,
+                                 99_999_999.5, 1e8 + 0.5, 0.30000000000000004, 1.0000001, 1.00000001, .leastNonzeroMagnitude, 123.4567891]
+        for _ in 0..<50_000 {
+            // Decimals of 0 to 9 places at many magnitudes, as clients send them.
+            let places = Int.random(in: 0...9, using: &random)
+            let digits = Int64.random(in: -(Int64(1) << Int.random(in: 1...53, using: &random))...(Int64(1) << 40), using: &random)
+            samples.append(Double("\(digits)e-\(places)")!)
+            samples.append(Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &random)))
+            samples.append(Double.random(in: -200...200, using: &random))
+        }
+        for value in samples where value.isFinite && value.rounded() != value {
+            var writer = JSONWriter()
+            writer.write(value)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == String(value), "\(value)")
+        }
+    }
+
     @Test("hundredths are written as the double they stand for would be")
     func writesHundredths() {
         func text(_ write: (inout JSONWriter) -> Void) -> String {

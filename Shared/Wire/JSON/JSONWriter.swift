@@ -57,9 +57,31 @@ public struct JSONWriter {
         guard value.isFinite else { appendASCII("null"); return }
         if value.rounded() == value, abs(value) < 1e15 {
             write(Int64(value))
+        } else if let places = Self.decimalPlaces(of: value) {
+            writeDecimal(Int64((value * Self.powersOfTen[places]).rounded()), places: places)
         } else {
             appendText(String(value))
         }
+    }
+
+    private static let powersOfTen: [Double] = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7]
+
+    /// The fewest decimal places (1 to 7) of a decimal that reads back as `value`,
+    /// for magnitudes from 0.001 to 10^8 (coordinates, prices, ratings); nil when
+    /// there is none or the value is outside. In that range a double's neighbours are
+    /// nearer than 10^-7, so at most one decimal of those places reads back as it,
+    /// and Swift's shortest form is that decimal without an exponent: it is written
+    /// with integer arithmetic instead of the float printer (most of a search reply's
+    /// numbers). `n / 10^p` of two exact doubles is rounded once, as reading the
+    /// decimal is, so comparing it with `value` tells whether the decimal reads back.
+    static func decimalPlaces(of value: Double) -> Int? {
+        let magnitude = abs(value)
+        guard magnitude >= 0.001, magnitude < 1e8 else { return nil }
+        for places in 1...7 {
+            let scale = powersOfTen[places]
+            if (value * scale).rounded() / scale == value { return places }
+        }
+        return nil
     }
 
     /// Writes `hundredths / 100` as `write(Double)` would write that double (a
@@ -67,13 +89,30 @@ public struct JSONWriter {
     /// nearest to a decimal with two places prints as that decimal.
     public mutating func write(hundredths: Int64) {
         guard hundredths.magnitude < 1 << 50 else { return write(Double(hundredths) / 100) }
-        let whole = hundredths / 100, fraction = Int(hundredths.magnitude % 100)
-        if hundredths < 0 && whole == 0 { bytes.append(UInt8(ascii: "-")) }
+        writeDecimal(hundredths, places: 2)
+    }
+
+    /// Writes `scaled / 10^places` as a decimal, without trailing zeros.
+    private mutating func writeDecimal(_ scaled: Int64, places: Int) {
+        var unit: Int64 = 1
+        for _ in 0..<places { unit *= 10 }
+        let whole = scaled / unit
+        let fraction = scaled.magnitude % UInt64(unit)
+        if scaled < 0 && whole == 0 { bytes.append(UInt8(ascii: "-")) }
         write(whole)
         guard fraction != 0 else { return }
         bytes.append(UInt8(ascii: "."))
-        bytes.append(UInt8(ascii: "0") + UInt8(fraction / 10))
-        if fraction % 10 != 0 { bytes.append(UInt8(ascii: "0") + UInt8(fraction % 10)) }
+        var digits = places, rest = fraction
+        while rest % 10 == 0 {
+            rest /= 10
+            digits -= 1
+        }
+        // The fraction's digits from the first place on, leading zeros included.
+        var divisor = UInt64(unit) / 10
+        for _ in 0..<digits {
+            bytes.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
+            divisor /= 10
+        }
     }
 
     public mutating func write(_ value: Int64) {
