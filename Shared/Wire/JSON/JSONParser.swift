@@ -304,11 +304,6 @@ private struct Parser {
         return .double(Double(String(decoding: literal, as: UTF8.self)) ?? (negative ? -.infinity : .infinity))
     }
 
-    private static let exactPowersOfTen: [Double] = [
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-    ]
-
     /// The value of a number literal (grammar already checked) whose digits, as one
     /// integer, are at most 2^53 and whose decimal exponent is within ±22, such as
     /// every coordinate and radius a client sends: both are then exact doubles, and
@@ -349,8 +344,9 @@ private struct Parser {
             }
             exponent += exponentNegative ? -written : written
         }
-        guard exponent >= -22, exponent <= 22 else { return nil }
-        let magnitude = exponent >= 0 ? Double(digits) * exactPowersOfTen[exponent] : Double(digits) / exactPowersOfTen[-exponent]
+        guard exponent.magnitude < JSONNumber.exactPowersOfTen.count else { return nil }
+        let power = JSONNumber.exactPowersOfTen[Int(exponent.magnitude)]
+        let magnitude = exponent >= 0 ? Double(digits) * power : Double(digits) / power
         return negative ? -magnitude : magnitude
     }
 

@@ -46,6 +46,13 @@ public enum JSONNumber: Sendable, Hashable {
         }
     }
 
+    /// 10^0 through 10^22: the powers of ten that are exact doubles, for reading and
+    /// writing decimals without the float parser and printer.
+    static let exactPowersOfTen: [Double] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ]
+
     /// The exact integer value, when there is one (`3`, `3.0`, `3e2`).
     public var integerValue: Int64? {
         switch self {

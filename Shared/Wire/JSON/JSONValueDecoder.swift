@@ -35,6 +35,11 @@ func typeMismatch(_ path: [any CodingKey], expected: String, found: JSONValue) -
 
 func fieldName(_ field: String) -> String { field.isEmpty ? "body" : field }
 
+/// The error for a required member that is absent.
+private func missing(_ field: String) -> ServiceError {
+    .invalidArgument(field: field, "\(field) is required")
+}
+
 private struct ValueDecoder: Decoder {
     let value: JSONValue
     /// The path of the container holding the value, and the value's key in it: kept
@@ -146,10 +151,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func contains(_ key: Key) -> Bool { object[key.stringValue] != nil }
 
     private func decoder(for key: Key) throws -> ValueDecoder {
-        guard let value = object[key.stringValue] else {
-            let field = FieldPath.string(codingPath + [key])
-            throw ServiceError.invalidArgument(field: field, "\(field) is required")
-        }
+        guard let value = object[key.stringValue] else { throw missing(FieldPath.string(codingPath + [key])) }
         return ValueDecoder(value: value, parentPath: codingPath, key: key)
     }
 
@@ -230,10 +232,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     private mutating func next() throws -> ValueDecoder {
         let key = AnyCodingKey(intValue: currentIndex)
-        guard !isAtEnd else {
-            let field = FieldPath.string(codingPath + [key])
-            throw ServiceError.invalidArgument(field: field, "\(field) is required")
-        }
+        guard !isAtEnd else { throw missing(FieldPath.string(codingPath + [key])) }
         defer { currentIndex += 1 }
         return ValueDecoder(value: elements[currentIndex], parentPath: codingPath, key: key)
     }
@@ -307,7 +306,7 @@ public struct JSONFields {
     /// The member's decoder; `invalid_argument` when absent ("… is required", as
     /// for a required member of a `Decodable` type; null gives the same message).
     private func required(_ key: String) throws -> ValueDecoder {
-        guard let value = object[key] else { throw ServiceError.invalidArgument(field: key, "\(key) is required") }
+        guard let value = object[key] else { throw missing(key) }
         return ValueDecoder(value: value, parentPath: [], key: MemberKey(stringValue: key))
     }
 

@@ -57,16 +57,14 @@ public struct JSONWriter {
         guard value.isFinite else { appendASCII("null"); return }
         if value.rounded() == value, abs(value) < 1e15 {
             write(Int64(value))
-        } else if let places = Self.decimalPlaces(of: value) {
-            writeDecimal(Int64((value * Self.powersOfTen[places]).rounded()), places: places)
+        } else if let decimal = Self.shortDecimal(value) {
+            writeDecimal(decimal.scaled, places: decimal.places)
         } else {
             appendText(String(value))
         }
     }
 
-    private static let powersOfTen: [Double] = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7]
-
-    /// The fewest decimal places (1 to 7) of a decimal that reads back as `value`,
+    /// `value` as `scaled / 10^places` with the fewest places (1 to 7) that reads back as it,
     /// for magnitudes from 0.001 to 10^8 (coordinates, prices, ratings); nil when
     /// there is none or the value is outside. In that range a double's neighbours are
     /// nearer than 10^-7, so at most one decimal of those places reads back as it,
@@ -74,12 +72,13 @@ public struct JSONWriter {
     /// with integer arithmetic instead of the float printer (most of a search reply's
     /// numbers). `n / 10^p` of two exact doubles is rounded once, as reading the
     /// decimal is, so comparing it with `value` tells whether the decimal reads back.
-    static func decimalPlaces(of value: Double) -> Int? {
+    static func shortDecimal(_ value: Double) -> (scaled: Int64, places: Int)? {
         let magnitude = abs(value)
         guard magnitude >= 0.001, magnitude < 1e8 else { return nil }
         for places in 1...7 {
-            let scale = powersOfTen[places]
-            if (value * scale).rounded() / scale == value { return places }
+            let scale = JSONNumber.exactPowersOfTen[places]
+            let scaled = (value * scale).rounded()
+            if scaled / scale == value { return (Int64(scaled), places) }
         }
         return nil
     }
@@ -94,8 +93,7 @@ public struct JSONWriter {
 
     /// Writes `scaled / 10^places` as a decimal, without trailing zeros.
     private mutating func writeDecimal(_ scaled: Int64, places: Int) {
-        var unit: Int64 = 1
-        for _ in 0..<places { unit *= 10 }
+        let unit = Int64(JSONNumber.exactPowersOfTen[places])
         let whole = scaled / unit
         let fraction = scaled.magnitude % UInt64(unit)
         if scaled < 0 && whole == 0 { bytes.append(UInt8(ascii: "-")) }
