@@ -19,6 +19,13 @@ public struct ImageInfo: Sendable, Equatable {
     public let height: Int
     public let bytes: Int
 
+    public init(format: Format, width: Int, height: Int, bytes: Int) {
+        self.format = format
+        self.width = width
+        self.height = height
+        self.bytes = bytes
+    }
+
     public var contentType: String { format.contentType }
     public var pixels: Int { width * height }
 }

@@ -113,7 +113,7 @@ struct CatalogueHandlers: Sendable {
         guard let data = context.attachments.first else {
             throw ServiceError.invalidArgument(field: "image", "frame 1 must carry the image")
         }
-        let info = try ImageRules.check(data, field: "image")
+        let (info, kept) = try ImageRules.accept(data, field: "image")
         let now = Date()
         return try context.commit { db in
             var post = try ownPost(request.postId, caller: caller, in: db)
@@ -121,8 +121,8 @@ struct CatalogueHandlers: Sendable {
                 throw ServiceError.invalidArgument(field: "image", "a post holds at most \(CatalogueRules.maxImages) images")
             }
             let image = PostImage(id: Identifier.sortable(), contentType: info.contentType, width: info.width,
-                                  height: info.height, bytes: data.count)
-            try store.addImage(image, data: data, to: &post, now: now, in: db)
+                                  height: info.height, bytes: info.bytes)
+            try store.addImage(image, data: kept, to: &post, now: now, in: db)
             return ImageReply(image: image)
         }
     }
