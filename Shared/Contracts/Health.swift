@@ -17,8 +17,67 @@ public struct HealthReply: Codable, Sendable, Equatable {
 }
 
 public enum HealthAPI {
+    /// Liveness: the process answers, from memory, at once.
     public static func health(_ service: String) -> Op<Empty, HealthReply> {
         Op("\(service).health", access: .anyone, effect: .read)
+    }
+
+    /// Readiness: the service can do its work now (its file takes writes, it keeps up
+    /// with the feeds it follows).
+    public static func ready(_ service: String) -> Op<Empty, ReadyReply> {
+        Op("\(service).ready", access: .anyone, effect: .read)
+    }
+}
+
+/// `<service>.ready`.
+public struct ReadyReply: Codable, Sendable, Equatable {
+    public var service: String
+    /// True when the database is writable and every feed is followed.
+    public var ready: Bool
+    /// Nil for a service without a file of its own.
+    public var database: DatabaseReadiness?
+    /// One per feed the service follows, in name order.
+    public var feeds: [FeedReadiness]
+
+    public init(service: String, ready: Bool, database: DatabaseReadiness?, feeds: [FeedReadiness]) {
+        self.service = service
+        self.ready = ready
+        self.database = database
+        self.feeds = feeds
+    }
+}
+
+public struct DatabaseReadiness: Codable, Sendable, Equatable {
+    /// A write transaction committed just now.
+    public var writable: Bool
+    /// Why not, when it is not.
+    public var problem: String?
+
+    public init(writable: Bool, problem: String? = nil) {
+        self.writable = writable
+        self.problem = problem
+    }
+}
+
+public struct FeedReadiness: Codable, Sendable, Equatable {
+    /// The source service: `auth`, `catalogue`.
+    public var feed: String
+    /// Changes the source announced that are not applied yet.
+    public var lag: Int64
+    /// Since the follower last read the feed to its end; nil when it never has.
+    public var secondsSinceCaughtUp: Double?
+    /// Caught up within the last `FeedReadiness.maxSilence` seconds and no more than
+    /// `FeedReadiness.maxLag` behind.
+    public var ready: Bool
+
+    public static let maxSilence: Double = 10
+    public static let maxLag: Int64 = 1_000
+
+    public init(feed: String, lag: Int64, secondsSinceCaughtUp: Double?) {
+        self.feed = feed
+        self.lag = lag
+        self.secondsSinceCaughtUp = secondsSinceCaughtUp
+        ready = (secondsSinceCaughtUp ?? .infinity) <= Self.maxSilence && lag <= Self.maxLag
     }
 }
 

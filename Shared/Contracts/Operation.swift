@@ -18,8 +18,15 @@ public enum Effect: Sendable, Equatable {
     /// retry, which changes nothing.
     case write
     /// Changes state and hands out tokens, which are never stored: a retry gets the
-    /// same user and session with a freshly issued token pair.
+    /// same user and session with a freshly issued token pair. Only for ops whose
+    /// request proves its sender (a password, a token).
     case sessionWrite
+    /// Changes state, and every request is new, a retry included: nothing is kept
+    /// and nothing replayed. For ops where a replayed id must not hand out a session:
+    /// `auth.anonymous` (nothing in it shows that a retry comes from the first
+    /// sender) and `auth.refresh` (a second use of a refresh token is theft). Clients
+    /// send these once and do not retry them on a timeout.
+    case fresh
 }
 
 /// One op of the protocol: its name, the types of its body and reply body, and the

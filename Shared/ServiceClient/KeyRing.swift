@@ -3,12 +3,17 @@ import ZeroMQ
 
 /// The CURVE keys of one component, from the directory `HEREABOUTS_KEYS_DIR` names:
 /// `<component>.key` (Z85 public key) and `<component>.secret` (Z85 secret key, mode
-/// 0600) for each of auth, catalogue, geo, favourites, chat and here. A component
+/// 0600) for each of auth, catalogue, geo, favourites, chat, edge and here. A component
 /// knows its own pair and everyone's public key: the public keys are both whom it
 /// admits (as a server) and whom it trusts to be the service it calls (as a client).
 public struct KeyRing: Sendable, Equatable {
     public static let environmentVariable = "HEREABOUTS_KEYS_DIR"
-    public static let components = ["auth", "catalogue", "geo", "favourites", "chat", "here"]
+    /// The components whose keys may read change feeds and subscribe to any user's
+    /// events: the five services, and the edge, which fans events out to their users.
+    public static let services = ["auth", "catalogue", "geo", "favourites", "chat", "edge"]
+    /// Keys that call ops but see only what a user's token shows them: `here`.
+    public static let operators = ["here"]
+    public static let components = services + operators
 
     public let component: String
     public let own: CurveKeyPair
@@ -72,6 +77,11 @@ public struct KeyRing: Sendable, Equatable {
 
     /// The public keys a server admits: every component's.
     public var allowedKeys: [String] { publicKeys.values.sorted() }
+
+    /// The public keys of the service components (`services`) found in the directory.
+    public var serviceKeys: Set<String> {
+        Set(Self.services.compactMap { publicKeys[$0] })
+    }
 }
 
 public struct KeyRingError: Error, CustomStringConvertible, Sendable {

@@ -47,15 +47,19 @@ public final class ServiceClient {
 
     /// Calls an op and decodes its reply body; a failed reply is thrown as the
     /// `ServiceError` it carries.
+    ///
+    /// - Parameter origin: the end client's address, relayed by a front-end (the edge).
     public func call<Request, Response>(
-        _ op: Op<Request, Response>, _ body: Request, token: String? = nil, attachments: [Data] = [], id: String? = nil
+        _ op: Op<Request, Response>, _ body: Request, token: String? = nil, origin: String? = nil, attachments: [Data] = [],
+        id: String? = nil
     ) throws -> Response {
-        try callWithAttachments(op, body, token: token, attachments: attachments, id: id).value
+        try callWithAttachments(op, body, token: token, origin: origin, attachments: attachments, id: id).value
     }
 
     /// Calls an op whose reply has frames after frame 0 (avatars, images).
     public func callWithAttachments<Request, Response>(
-        _ op: Op<Request, Response>, _ body: Request, token: String? = nil, attachments: [Data] = [], id: String? = nil
+        _ op: Op<Request, Response>, _ body: Request, token: String? = nil, origin: String? = nil, attachments: [Data] = [],
+        id: String? = nil
     ) throws -> (value: Response, attachments: [Data]) {
         let encoded: JSONValue
         do {
@@ -63,7 +67,10 @@ public final class ServiceClient {
         } catch {
             throw ServiceError.invalidArgument(field: "", "the request body could not be encoded: \(error)")
         }
-        let (reply, replyAttachments) = try callRaw(op: op.name, body: encoded, token: token, attachments: attachments, id: id)
+        // A fresh op is never answered from the service's log, so a retry would run it
+        // again: a second anonymous account, or a refresh token's second use (theft).
+        let (reply, replyAttachments) = try callRaw(op: op.name, body: encoded, token: token, origin: origin,
+                                                    attachments: attachments, id: id, tries: op.effect == .fresh ? 1 : nil)
         switch reply.result {
         case .failure(let error):
             throw error
@@ -78,14 +85,18 @@ public final class ServiceClient {
 
     /// Sends one request and returns the decoded reply envelope and any frames after
     /// frame 0. Throws `unavailable` when no try is answered.
-    public func callRaw(op: String, body: JSONValue, token: String? = nil, attachments: [Data] = [],
-                        id: String? = nil) throws -> (reply: ReplyEnvelope.Decoded, attachments: [Data]) {
+    ///
+    /// - Parameters:
+    ///   - origin: the end client's address, for a front-end (the edge) to relay.
+    ///   - tries: this call's tries, instead of the configuration's.
+    public func callRaw(op: String, body: JSONValue, token: String? = nil, origin: String? = nil, attachments: [Data] = [],
+                        id: String? = nil, tries: Int? = nil) throws -> (reply: ReplyEnvelope.Decoded, attachments: [Data]) {
         let requestID = id ?? Identifier.sortable()
-        let frame0 = RequestEnvelope.encode(id: requestID, op: op, token: token, body: body)
-        guard let frames = try exchange([frame0] + attachments) else {
-            throw ServiceError.unavailable(
-                "\(configuration.service) did not answer at \(configuration.endpoint) "
-                + "(\(configuration.tries) tries of \(configuration.timeout) s)")
+        let frame0 = RequestEnvelope.encode(id: requestID, op: op, token: token, origin: origin, body: body)
+        let tries = tries ?? configuration.tries
+        guard let frames = try exchange([frame0] + attachments, tries: tries) else {
+            throw ServiceError.unavailable("\(configuration.service) did not answer",
+                                           detail: "at \(configuration.endpoint) (\(tries) tries of \(configuration.timeout) s)")
         }
         let reply = ReplyEnvelope.decode(frames[0])
         if reply.id != requestID, case .success = reply.result {
@@ -97,8 +108,8 @@ public final class ServiceClient {
     /// Sends frames as they are and waits for the reply frames, with the retry
     /// policy; nil when no try was answered. For tools and tests that send what a
     /// typed call cannot.
-    public func exchange(_ frames: [Data]) throws -> [Data]? {
-        for _ in 0..<max(1, configuration.tries) {
+    public func exchange(_ frames: [Data], tries: Int? = nil) throws -> [Data]? {
+        for _ in 0..<max(1, tries ?? configuration.tries) {
             let socket = try connectedSocket()
             // A send that cannot be queued within the timeout counts as an unanswered try.
             guard try socket.send(frames) else {

@@ -2,6 +2,9 @@ import Foundation
 
 /// The size limits of the protocol.
 public enum Limits {
+    /// The frames of one request (frame 0 and its attachments); a message with more is
+    /// refused before the rest is read.
+    public static let requestFrames = 16
     /// Frame 0 of a request, unless its op allows more.
     public static let requestFrame0Bytes = 256 * 1024
     /// Frame 0 of `catalogue.posts.import`.

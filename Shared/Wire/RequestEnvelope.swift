@@ -6,6 +6,9 @@ public struct RequestEnvelope: Sendable {
     public var id: String
     public var op: String
     public var token: String?
+    /// The end client's network address, as a front-end (the edge) relays it; heeded
+    /// only from a service's key.
+    public var origin: String?
     /// The body object; an omitted body is an empty object.
     public var body: JSONObject
     /// Frames 1…n.
@@ -13,11 +16,12 @@ public struct RequestEnvelope: Sendable {
     /// The size of frame 0 in bytes, for the op's own limit.
     public var frame0Bytes: Int
 
-    public init(id: String, op: String, token: String? = nil, body: JSONObject = JSONObject(),
+    public init(id: String, op: String, token: String? = nil, origin: String? = nil, body: JSONObject = JSONObject(),
                 attachments: [Data] = [], frame0Bytes: Int = 0) {
         self.id = id
         self.op = op
         self.token = token
+        self.origin = origin
         self.body = body
         self.attachments = attachments
         self.frame0Bytes = frame0Bytes
@@ -82,13 +86,24 @@ extension RequestEnvelope {
             guard case .string(let text) = tokenValue else { throw fail("token must be a string") }
             token = text
         }
+        var origin: String?
+        if let originValue = object["origin"] {
+            guard case .string(let text) = originValue, isValidOrigin(text) else {
+                throw fail("origin must be 1–100 printable ASCII characters (a network address)")
+            }
+            origin = text
+        }
         var body = JSONObject()
         if let bodyValue = object["body"] {
             guard case .object(let members) = bodyValue else { throw fail("body must be an object") }
             body = members
         }
-        return RequestEnvelope(id: id, op: op, token: token, body: body,
+        return RequestEnvelope(id: id, op: op, token: token, origin: origin, body: body,
                                attachments: Array(frames.dropFirst()), frame0Bytes: frame0.count)
+    }
+
+    private static func isValidOrigin(_ text: String) -> Bool {
+        (1...100).contains(text.utf8.count) && text.utf8.allSatisfy { (0x21...0x7E).contains($0) }
     }
 
     private static func parseObject(_ frame0: Data) throws(EnvelopeError) -> JSONObject {
@@ -114,7 +129,7 @@ extension RequestEnvelope {
     }
 
     /// Frame 0 of a request as a client writes it.
-    public static func encode(id: String, op: String, token: String?, body: JSONValue) -> Data {
+    public static func encode(id: String, op: String, token: String?, origin: String? = nil, body: JSONValue) -> Data {
         var writer = JSONWriter()
         writer.appendASCII("{\"v\":1,\"id\":")
         writer.write(id)
@@ -123,6 +138,10 @@ extension RequestEnvelope {
         if let token {
             writer.appendASCII(",\"token\":")
             writer.write(token)
+        }
+        if let origin {
+            writer.appendASCII(",\"origin\":")
+            writer.write(origin)
         }
         writer.appendASCII(",\"body\":")
         writer.write(body)

@@ -47,16 +47,23 @@ public struct ServiceError: Error, Sendable, Equatable, Codable, CustomStringCon
     public var field: String?
     /// With `rate_limited`: how long to wait before trying again.
     public var retryAfterMs: Int?
+    /// What the log and the local user may see beyond `message`: an endpoint, a file.
+    /// Never sent in a reply (not encoded), so a reply says nothing of the inside.
+    public var detail: String?
 
-    public init(code: ErrorCode, message: String, field: String? = nil, retryAfterMs: Int? = nil) {
+    public init(code: ErrorCode, message: String, field: String? = nil, retryAfterMs: Int? = nil, detail: String? = nil) {
         self.code = code
         self.message = message
         self.field = field
         self.retryAfterMs = retryAfterMs
+        self.detail = detail
     }
+
+    enum CodingKeys: String, CodingKey { case code, message, field, retryAfterMs }
 
     public var description: String {
         var text = "\(code): \(message)"
+        if let detail { text += " (\(detail))" }
         if let field { text += " [field \(field)]" }
         if let retryAfterMs { text += " [retry after \(retryAfterMs) ms]" }
         return text
@@ -102,8 +109,9 @@ public struct ServiceError: Error, Sendable, Equatable, Codable, CustomStringCon
         ServiceError(code: .rateLimited, message: message, retryAfterMs: max(1, retryAfterMs))
     }
 
-    public static func unavailable(_ message: String) -> ServiceError {
-        ServiceError(code: .unavailable, message: message)
+    /// `message` goes to the client; `detail` (where, how often) only to logs.
+    public static func unavailable(_ message: String, detail: String? = nil) -> ServiceError {
+        ServiceError(code: .unavailable, message: message, detail: detail)
     }
 
     /// The only message an `internal` reply carries: details go to the log.

@@ -86,31 +86,72 @@ public final class Socket {
     /// - Parameter wait: when false, returns nil at once if no message is queued.
     /// - Returns: nil when nothing arrived in time (the receive timeout, or `wait: false`).
     public func receiveMessage(wait: Bool = true) throws(ZMQError) -> [Data]? {
-        guard let first = try receiveFrame(flags: wait ? 0 : ZMQ_DONTWAIT) else { return nil }
-        var frames = [first.data]
-        var more = first.more
-        while more {
-            // The rest of a multipart message is already here: libzmq delivers atomically.
-            guard let next = try receiveFrame(flags: 0) else { break }
-            frames.append(next.data)
-            more = next.more
-        }
-        return frames
+        try receive(wait: wait, limits: nil)?.frames
     }
 
-    private func receiveFrame(flags: Int32) throws(ZMQError) -> (data: Data, more: Bool)? {
+    /// Receives one message, copying at most `limits` of it: the frames past either
+    /// bound are taken off the socket and dropped without being copied, and the
+    /// message says it was cut. Also gives the peer's ZAP user id.
+    ///
+    /// libzmq itself holds a whole message before it delivers the first frame (each
+    /// frame bounded by `ZMQ_MAXMSGSIZE`, the queue by the high-water mark); this
+    /// bounds what the process copies and keeps of it.
+    public func receive(wait: Bool = true, limits: MessageLimits?) throws(ZMQError) -> ReceivedMessage? {
         var message = zmq_msg_t()
         zmq_msg_init(&message)
         defer { zmq_msg_close(&message) }
+        guard try receiveFrame(&message, flags: wait ? 0 : ZMQ_DONTWAIT) else { return nil }
+        var received = ReceivedMessage(frames: [], peerKey: nil, truncated: false)
+        var bytes = 0
         while true {
-            if zmq_msg_recv(&message, handle, flags) >= 0 { break }
+            // The ZAP handler's user id (Hereabouts': the peer's Z85 public key) rides on
+            // the peer's frames; libzmq 4.3.4 leaves it off a ROUTER's routing-id frame
+            // when a poll fetched the message first, so it is read from each until found.
+            if received.peerKey == nil, let userID = zmq_msg_gets(&message, "User-Id") {
+                received.peerKey = String(cString: userID)
+            }
+            let size = zmq_msg_size(&message)
+            if let limits, received.truncated || received.frames.count >= limits.maxFrames || bytes + size > limits.maxBytes {
+                received.truncated = true
+            } else {
+                received.frames.append(size == 0 ? Data() : Data(bytes: zmq_msg_data(&message), count: size))
+                bytes += size
+            }
+            guard zmq_msg_more(&message) == 1 else { return received }
+            // The rest of a multipart message is already here: libzmq delivers atomically.
+            guard try receiveFrame(&message, flags: 0) else { return received }
+        }
+    }
+
+    private func receiveFrame(_ message: inout zmq_msg_t, flags: Int32) throws(ZMQError) -> Bool {
+        while true {
+            if zmq_msg_recv(&message, handle, flags) >= 0 { return true }
             let code = zmq_errno()
             if code == EINTR { continue }
-            if code == EAGAIN { return nil }
+            if code == EAGAIN { return false }
             throw ZMQError(operation: "zmq_msg_recv", code: code)
         }
-        let size = zmq_msg_size(&message)
-        let data = size == 0 ? Data() : Data(bytes: zmq_msg_data(&message), count: size)
-        return (data, zmq_msg_more(&message) == 1)
     }
+}
+
+/// Bounds on what `Socket.receive` copies of one message.
+public struct MessageLimits: Sendable, Equatable {
+    public var maxFrames: Int
+    public var maxBytes: Int
+
+    public init(maxFrames: Int, maxBytes: Int) {
+        self.maxFrames = maxFrames
+        self.maxBytes = maxBytes
+    }
+}
+
+/// One message as `Socket.receive` read it.
+public struct ReceivedMessage: Sendable {
+    /// The frames within the limits, in order.
+    public var frames: [Data]
+    /// The user id the context's ZAP handler gave the peer (the Z85 public key it
+    /// was admitted with); nil for a plaintext peer.
+    public var peerKey: String?
+    /// True when frames past the limits were dropped.
+    public var truncated: Bool
 }

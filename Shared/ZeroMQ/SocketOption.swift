@@ -35,6 +35,10 @@ public enum SocketOption: Sendable {
     case zapDomain(String)
     /// With it, a CURVE or PLAIN socket whose ZAP handler is missing refuses clients.
     case zapEnforceDomain(Bool)
+    /// An XPUB decides each subscription itself: it receives every subscription
+    /// message and applies the ones it accepts with `subscribe` (to the peer that
+    /// sent the last one).
+    case extendedPublishManual(Bool)
 }
 
 extension Socket {
@@ -62,6 +66,7 @@ extension Socket {
         case .curveServerKey(let key): try setZ85Key(ZMQ_CURVE_SERVERKEY, key, "ZMQ_CURVE_SERVERKEY")
         case .zapDomain(let domain): try setBytes(ZMQ_ZAP_DOMAIN, Data(domain.utf8), "ZMQ_ZAP_DOMAIN")
         case .zapEnforceDomain(let value): try setInt32(ZMQ_ZAP_ENFORCE_DOMAIN, value ? 1 : 0, "ZMQ_ZAP_ENFORCE_DOMAIN")
+        case .extendedPublishManual(let value): try setInt32(ZMQ_XPUB_MANUAL, value ? 1 : 0, "ZMQ_XPUB_MANUAL")
         }
     }
 

@@ -3,6 +3,10 @@ import CZeroMQ
 /// The socket patterns Hereabouts uses.
 public enum SocketType: Sendable, CustomStringConvertible {
     case request, reply, dealer, router, publish, subscribe, pair, push, pull
+    /// A PUB that hands its subscribers' subscription messages to the application.
+    case extendedPublish
+    /// A SUB that sends subscription messages as frames and filters nothing itself.
+    case extendedSubscribe
 
     var rawValue: Int32 {
         switch self {
@@ -15,6 +19,8 @@ public enum SocketType: Sendable, CustomStringConvertible {
         case .pair: ZMQ_PAIR
         case .push: ZMQ_PUSH
         case .pull: ZMQ_PULL
+        case .extendedPublish: ZMQ_XPUB
+        case .extendedSubscribe: ZMQ_XSUB
         }
     }
 
@@ -29,6 +35,8 @@ public enum SocketType: Sendable, CustomStringConvertible {
         case .pair: "PAIR"
         case .push: "PUSH"
         case .pull: "PULL"
+        case .extendedPublish: "XPUB"
+        case .extendedSubscribe: "XSUB"
         }
     }
 }

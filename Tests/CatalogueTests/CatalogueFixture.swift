@@ -62,14 +62,10 @@ final class CatalogueFixture {
         try client.call(CatalogueAPI.create, CreatePostRequest(draft), token: token).post
     }
 
+    /// Calls an op and returns the error it fails with (nil when it succeeds).
     func failure<Request, Response>(_ op: Op<Request, Response>, _ body: Request, token: String? = nil,
-                                    attachments: [Data] = []) -> ServiceError? {
-        do {
-            _ = try client.call(op, body, token: token, attachments: attachments)
-            return nil
-        } catch {
-            return error as? ServiceError ?? ServiceError(code: .internal, message: "\(error)")
-        }
+                                    attachments: [Data] = [], id: String? = nil) -> ServiceError? {
+        client.failure(op, body, token: token, attachments: attachments, id: id)
     }
 
     /// The whole feed from the start.
@@ -92,6 +88,3 @@ extension PostDraft {
     }
 }
 
-extension ServiceError {
-    var summary: String { field.map { "\(code.rawValue) \($0)" } ?? code.rawValue }
-}

@@ -179,6 +179,10 @@ struct ChatTests {
         }
         let annSocket = try subscriber(ann.id), bobSocket = try subscriber(bob.id)
         defer { annSocket.close(); bobSocket.close() }
+        // A service (the edge) takes every member's messages by the topics' prefix.
+        let everyone = try EventSubscriber(endpoint: endpoint, curve: nil)
+        defer { everyone.close() }
+        try everyone.subscribe(ChatAPI.messageTopicPrefix)
         Thread.sleep(forTimeInterval: 0.3)
         var sent: [ChatMessage] = []
         for index in 0..<20 {
@@ -196,6 +200,10 @@ struct ChatTests {
             try socket.set(.receiveTimeout(milliseconds: 200))
             #expect(try socket.receiveMessage() == nil)
         }
+        var fannedOut: [String] = []
+        while let event = try everyone.next(timeout: 1) { fannedOut.append(event.topic) }
+        #expect(fannedOut.count == 40)
+        #expect(Set(fannedOut) == [ChatAPI.messageTopic(userId: ann.id), ChatAPI.messageTopic(userId: bob.id)])
     }
 
     @Test("bad input gets the right error, and the service then answers a valid request")

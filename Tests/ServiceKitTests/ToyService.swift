@@ -42,6 +42,10 @@ enum ToyAPI {
     /// Answers 1 on the front thread, 2 where it may wait (it defers from the front when asked to).
     static let whereAmI = Op<WhereRequest, CountReply>("toy.whereAmI", access: .anyone, effect: .read)
     static let changes = Op<ChangesRequest, ChangesReply<ToyChange>>("toy.changes", access: .anyone, effect: .read)
+    /// Fails as code does when a store or a call to another service fails: with the
+    /// inside (a path, SQL, an endpoint) in the error.
+    static let leakInternal = Op<Empty, Empty>("toy.leakInternal", access: .anyone, effect: .read)
+    static let leakUnavailable = Op<Empty, Empty>("toy.leakUnavailable", access: .anyone, effect: .read)
 }
 
 private struct SecretBug: Error {
@@ -55,7 +59,7 @@ final class ToyService: RunnableService {
     /// How many times `toy.add` actually ran its change.
     let applied = Counter()
 
-    init(stack: TestStack, verifier: TokenVerifier? = nil, poolCapacity: Int = 16) throws {
+    init(stack: TestStack, verifier: TokenVerifier? = nil, poolCapacity: Int = 16, endpoint: String? = nil) throws {
         let database = try ServiceDatabase(path: stack.directory.appendingPathComponent("toy.sqlite").path) { migrator in
             migrator.registerMigration("toy-1") { db in
                 try db.execute(sql: "CREATE TABLE counter (id INTEGER PRIMARY KEY, value INTEGER NOT NULL); INSERT INTO counter VALUES (1, 0)")
@@ -88,13 +92,19 @@ final class ToyService: RunnableService {
             return Empty()
         }
         router.read(ToyAPI.crash) { _, _ in throw SecretBug() }
+        router.read(ToyAPI.leakInternal) { _, _ in
+            throw ServiceError(code: .internal, message: "no such table: secret in SELECT * FROM secret (/srv/toy.sqlite)")
+        }
+        router.read(ToyAPI.leakUnavailable) { _, _ in
+            throw ServiceError.unavailable("auth did not answer", detail: "at tcp://10.1.2.3:7101 (3 tries of 2.5 s)")
+        }
         router.read(ToyAPI.whoami, lane: .front) { _, context in CountReply(count: try context.requireCaller().userID.count) }
         router.read(ToyAPI.whereAmI, lane: .front) { request, context in
             if request.deferFromFront && !context.mayWait { throw RequestContext.Deferred() }
             return CountReply(count: context.mayWait ? 2 : 1)
         }
         router.changes(ToyAPI.changes, outbox: outbox, database: database)
-        server = Server(configuration: .init(service: "toy", endpoint: stack.endpoint("auth"), workers: 2,
+        server = Server(configuration: .init(service: "toy", endpoint: endpoint ?? stack.endpoint("auth"), workers: 2,
                                              pools: ["slow": .init(threads: 1, queueCapacity: poolCapacity)]),
                         router: router, database: database, verifier: verifier, logger: TestStack.logger("toy"))
     }

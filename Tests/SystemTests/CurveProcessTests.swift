@@ -61,4 +61,80 @@ struct CurveProcessTests {
                                             token: session.accessToken).post
         #expect(post.ownerId == session.user.id)
     }
+
+    @Test("keys have roles: here's key reads no feed and hears a user's events only with that user's token; a service's key follows and hears all")
+    func roles() throws {
+        let directory = URL(fileURLWithPath: "/tmp/hb-roles-\(Identifier.random(count: 8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keysDirectory = directory.appendingPathComponent("keys")
+        try KeyRing.generate(into: keysDirectory)
+        var environment = ["HEREABOUTS_DATA_DIR": directory.path, KeyRing.environmentVariable: keysDirectory.path,
+                           "HEREABOUTS_LOG_LEVEL": "notice", "HEREABOUTS_RATE_LIMIT": "0"]
+        for service in ["auth", "chat"] {
+            environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
+            environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
+        }
+        let auth = try ChildProcess("auth-service", arguments: [], environment: environment, log: directory.appendingPathComponent("auth.log"))
+        defer { auth.terminate() }
+        let chat = try ChildProcess("chat-service", arguments: [], environment: environment, log: directory.appendingPathComponent("chat.log"))
+        defer { chat.terminate() }
+        let here = try KeyRing.load(directory: keysDirectory, component: "here")
+        let edge = try KeyRing.load(directory: keysDirectory, component: "edge")
+        let endpoint = { (service: String) in environment[ServiceEndpoints.requestsVariable(service)]! }
+        let events = environment[ServiceEndpoints.eventsVariable("chat")]!
+
+        let hereAuth = ServiceClient(service: "auth", endpoint: endpoint("auth"), timeout: 20, tries: 1, curve: try here.client(of: "auth"))
+        defer { hereAuth.close() }
+        let edgeAuth = ServiceClient(service: "auth", endpoint: endpoint("auth"), timeout: 20, tries: 1, curve: try edge.client(of: "auth"))
+        defer { edgeAuth.close() }
+        var up = false
+        for _ in 0..<100 where !up { up = (try? hereAuth.call(HealthAPI.health("auth"), Empty())) != nil }
+        try #require(up, "\(auth.logText)")
+        let ann = try hereAuth.call(AuthAPI.register, RegisterRequest(email: "ann@example.org", password: "password1"))
+        let bob = try hereAuth.call(AuthAPI.register, RegisterRequest(email: "bob@example.org", password: "password1"))
+        _ = try hereAuth.call(AuthAPI.locationSet, LocationSetRequest(lat: 51.5, lon: 3.6, discoverable: true), token: ann.accessToken)
+
+        // The feed, with every discoverable home, is for services.
+        #expect(hereAuth.failure(AuthAPI.changes, ChangesRequest())?.code == .permissionDenied)
+        #expect(try edgeAuth.call(AuthAPI.changes, ChangesRequest()).changes.count == 2)
+
+        // Event subscriptions: bob's topic, asked for in every way.
+        let bobTopic = ChatAPI.messageTopic(userId: bob.user.id)
+        func subscriber(_ keys: KeyRing, _ topic: String, token: String?) throws -> EventSubscriber {
+            let subscriber = try EventSubscriber(endpoint: events, curve: try keys.client(of: "chat"))
+            try subscriber.subscribe(topic, token: token)
+            return subscriber
+        }
+        let noToken = try subscriber(here, bobTopic, token: nil)
+        let othersToken = try subscriber(here, bobTopic, token: ann.accessToken)
+        let everyone = try subscriber(here, ChatAPI.messageTopicPrefix, token: bob.accessToken)
+        let forged = try subscriber(here, bobTopic, token: bob.accessToken + "x")
+        let own = try subscriber(here, bobTopic, token: bob.accessToken)
+        let service = try subscriber(edge, ChatAPI.messageTopicPrefix, token: nil)
+        defer { [noToken, othersToken, everyone, forged, own, service].forEach { $0.close() } }
+
+        let hereChat = ServiceClient(service: "chat", endpoint: endpoint("chat"), timeout: 20, tries: 1, curve: try here.client(of: "chat"))
+        defer { hereChat.close() }
+        // Chat learns of bob from auth's feed (which it may read: its key is a service's); the
+        // subscriptions settle meanwhile. Ann writes until one arrives where it should.
+        var delivered: EventSubscriber.Event?
+        var sent = 0
+        for _ in 0..<100 where delivered == nil {
+            if (try? hereChat.call(ChatAPI.send, SendMessageRequest(to: bob.user.id, text: "hello \(sent)"), token: ann.accessToken)) != nil {
+                sent += 1
+            }
+            delivered = try own.next(timeout: 0.2)
+        }
+        try #require(delivered != nil, "\(chat.logText)")
+        #expect(delivered?.topic == bobTopic)
+        // Each message goes out on both members' topics; the service hears both.
+        var heard: Set<String> = []
+        while let event = try service.next(timeout: 1) { heard.insert(event.topic) }
+        #expect(heard == [bobTopic, ChatAPI.messageTopic(userId: ann.user.id)])
+        for refused in [noToken, othersToken, everyone, forged] {
+            #expect(try refused.next(timeout: 0.5) == nil)
+        }
+        #expect(chat.logText.contains("refused a subscription"))
+    }
 }

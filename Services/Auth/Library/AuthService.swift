@@ -89,7 +89,8 @@ public final class AuthService: RunnableService {
 
     public func start() throws {
         if let events = settings.eventsEndpoint {
-            let publisher = try EventPublisher(endpoint: events, security: ServerSecurity(settings))
+            let publisher = try EventPublisher(endpoint: events, security: ServerSecurity(settings),
+                                               policy: .changeNotices(of: AuthAPI.service), logger: logger)
             store.outbox.announceCommits(of: store.database, on: publisher)
             self.publisher.withLock { $0 = publisher }
         }

@@ -16,9 +16,11 @@ public final class CatalogueService: RunnableService {
     private let server: Server
     private let housekeeper: Housekeeper
     private let publisher = Mutex<EventPublisher?>(nil)
+    private let logger: Logger
 
     public init(settings: ServiceSettings, logger: Logger) throws {
         self.settings = settings
+        self.logger = logger
         let database = try ServiceDatabase(path: settings.databasePath, durability: .normal) { migrator in
             CatalogueSchema.register(in: &migrator)
         }
@@ -39,7 +41,7 @@ public final class CatalogueService: RunnableService {
             configuration: .init(service: CatalogueAPI.service, endpoint: settings.endpoint, workers: settings.workers,
                                  rateLimit: settings.rateLimit, security: ServerSecurity(settings)),
             router: router, database: database, verifier: try TokenVerifier.forService(settings),
-            callerCheck: deletedUsers.check, logger: logger)
+            callerCheck: deletedUsers.check, followers: [follower], logger: logger)
     }
 
     /// Where clients connect (with the port a `:*` endpoint was given).
@@ -49,7 +51,8 @@ public final class CatalogueService: RunnableService {
 
     public func start() throws {
         if let events = settings.eventsEndpoint {
-            let publisher = try EventPublisher(endpoint: events, security: ServerSecurity(settings))
+            let publisher = try EventPublisher(endpoint: events, security: ServerSecurity(settings),
+                                               policy: .changeNotices(of: CatalogueAPI.service), logger: logger)
             store.outbox.announceCommits(of: store.database, on: publisher)
             self.publisher.withLock { $0 = publisher }
         }

@@ -12,7 +12,7 @@ public final class ChatService: RunnableService {
     public let settings: ServiceSettings
     let store: ChatStore
     let userFollower: ChangeFollower<UserChange>
-    private let events = EventChannel()
+    private let events: EventChannel
     private let server: Server
     private let housekeeper: Housekeeper
 
@@ -27,15 +27,19 @@ public final class ChatService: RunnableService {
             let deleted = try store.apply(changes, in: db)
             if !deleted.isEmpty { db.afterNextTransaction { _ in deletedUsers.insert(deleted) } }
         }
+        let verifier = try TokenVerifier.forService(settings)
+        let events = EventChannel(policy: SubscriptionPolicy(userTopicPrefixes: [ChatAPI.messageTopicPrefix], verifier: verifier),
+                                  logger: logger)
         var router = Router(service: ChatAPI.service)
         ChatHandlers(store: store, events: events).register(into: &router)
+        self.events = events
         self.store = store
         self.housekeeper = Housekeeper(tasks: [.forgetKeptReplies(in: database), .checkpoint(database)], logger: logger)
         self.server = Server(
             configuration: .init(service: ChatAPI.service, endpoint: settings.endpoint, workers: settings.workers,
                                  rateLimit: settings.rateLimit, security: ServerSecurity(settings)),
-            router: router, database: database, verifier: try TokenVerifier.forService(settings),
-            callerCheck: deletedUsers.check, logger: logger)
+            router: router, database: database, verifier: verifier,
+            callerCheck: deletedUsers.check, followers: [userFollower], logger: logger)
     }
 
     /// Where clients connect (with the port a `:*` endpoint was given).

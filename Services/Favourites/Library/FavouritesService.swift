@@ -41,7 +41,7 @@ public final class FavouritesService: RunnableService {
             configuration: .init(service: FavouritesAPI.service, endpoint: settings.endpoint, workers: settings.workers,
                                  rateLimit: settings.rateLimit, security: ServerSecurity(settings)),
             router: router, database: database, verifier: try TokenVerifier.forService(settings),
-            callerCheck: deletedUsers.check, logger: logger)
+            callerCheck: deletedUsers.check, followers: [postFollower, userFollower], logger: logger)
     }
 
     /// Where clients connect (with the port a `:*` endpoint was given).

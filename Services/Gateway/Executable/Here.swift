@@ -157,7 +157,9 @@ struct Up: ParsableCommand {
 }
 
 struct Status: GatewayCommand {
-    static let configuration = CommandConfiguration(abstract: "Each service's health, version and round-trip time.")
+    static let configuration = CommandConfiguration(
+        abstract: "Each service's health (it answers), readiness (its file takes writes, it keeps up with its feeds), version and round-trip time.",
+        discussion: "Exits with 2 when a service does not answer or is not ready.")
     @OptionGroup var options: CommonOptions
 
     struct Row: Encodable {
@@ -166,6 +168,7 @@ struct Status: GatewayCommand {
         var status: String
         var version: String?
         var milliseconds: Double?
+        var ready: ReadyReply?
     }
 
     func execute(_ gateway: Gateway) throws {
@@ -178,16 +181,31 @@ struct Status: GatewayCommand {
             let started = Date()
             let reply = try? client.call(HealthAPI.health(service), Empty())
             let elapsed = (Date().timeIntervalSince(started) * 10_000).rounded() / 10
+            let ready = reply == nil ? nil : try? client.call(HealthAPI.ready(service), Empty())
             rows.append(Row(service: service, endpoint: gateway.endpoint(of: service), status: reply?.status ?? "unavailable",
-                            version: reply?.version, milliseconds: reply == nil ? nil : elapsed))
+                            version: reply?.version, milliseconds: reply == nil ? nil : elapsed, ready: ready))
         }
         if options.json {
             try Output.json(rows)
         } else {
-            Output.table(["SERVICE", "ENDPOINT", "STATUS", "VERSION", "RTT"],
-                         rows.map { [$0.service, $0.endpoint, $0.status, $0.version ?? "-", $0.milliseconds.map { "\($0) ms" } ?? "-"] })
+            Output.table(["SERVICE", "ENDPOINT", "STATUS", "READY", "VERSION", "RTT"],
+                         rows.map { [$0.service, $0.endpoint, $0.status, Self.readiness($0), $0.version ?? "-",
+                                     $0.milliseconds.map { "\($0) ms" } ?? "-"] })
         }
-        if rows.contains(where: { $0.status != "ok" }) { throw ExitCode(2) }
+        if rows.contains(where: { $0.status != "ok" || $0.ready?.ready != true }) { throw ExitCode(2) }
+    }
+
+    /// `yes`, or what keeps the service from being ready.
+    static func readiness(_ row: Row) -> String {
+        guard let ready = row.ready else { return "-" }
+        if ready.ready { return "yes" }
+        var problems: [String] = []
+        if let database = ready.database, !database.writable { problems.append("file: \(database.problem ?? "not writable")") }
+        for feed in ready.feeds where !feed.ready {
+            let silence = feed.secondsSinceCaughtUp.map { "last caught up \(Int($0)) s ago" } ?? "never caught up"
+            problems.append("\(feed.feed) feed: \(feed.lag) behind, \(silence)")
+        }
+        return "no (" + problems.joined(separator: "; ") + ")"
     }
 }
 

@@ -222,22 +222,14 @@ struct FenceWatch: GatewayCommand {
     @OptionGroup var options: CommonOptions
 
     func execute(_ gateway: Gateway) throws {
-        let me = try gateway.call(AuthAPI.me, Empty(), token: .required).user.id
-        guard let events = ServiceEndpoints.resolve(GeoAPI.service, environment: gateway.environment).events else {
-            throw GatewayError("geo has no events endpoint (HEREABOUTS_GEO_EVENTS)")
-        }
-        let socket = try Context.shared.makeSocket(.subscribe)
-        defer { socket.close() }
-        try socket.set(.subscribe(Data(GeoAPI.fenceTopic(userId: me).utf8)))
-        try socket.secure(try gateway.curve(of: GeoAPI.service))
-        try socket.connect(events)
-        FileHandle.standardError.write(Data("watching \(events) for your fence crossings; Ctrl-C stops\n".utf8))
-        while let frames = try socket.receiveMessage(), frames.count == 2 {
+        FileHandle.standardError.write(Data("watching for your fence crossings; Ctrl-C stops\n".utf8))
+        try gateway.watchOwnEvents(service: GeoAPI.service, topic: GeoAPI.fenceTopic) { body in
             if options.json {
-                FileHandle.standardOutput.write(frames[1] + Data("\n".utf8))
-            } else if let event = try? JSONValueDecoder().decode(FenceEvent.self, from: frames[1]) {
+                FileHandle.standardOutput.write(body + Data("\n".utf8))
+            } else if let event = try? JSONValueDecoder().decode(FenceEvent.self, from: body) {
                 FileHandle.standardOutput.write(Data("\(Timestamp.format(event.at)) \(event.type.rawValue) \(event.postId)\n".utf8))
             }
+            return true
         }
     }
 }

@@ -187,22 +187,15 @@ struct ChatWatch: GatewayCommand {
     @OptionGroup var options: CommonOptions
 
     func execute(_ gateway: Gateway) throws {
-        let me = try gateway.call(AuthAPI.me, Empty(), token: .required).user.id
-        guard let events = ServiceEndpoints.resolve(ChatAPI.service, environment: gateway.environment).events else {
-            throw GatewayError("chat has no events endpoint (HEREABOUTS_CHAT_EVENTS)")
-        }
-        let socket = try Context.shared.makeSocket(.subscribe)
-        defer { socket.close() }
-        try socket.set(.subscribe(Data(ChatAPI.messageTopic(userId: me).utf8)))
-        try socket.secure(try gateway.curve(of: ChatAPI.service))
-        try socket.connect(events)
-        FileHandle.standardError.write(Data("watching \(events) for your messages; Ctrl-C stops\n".utf8))
-        while let frames = try socket.receiveMessage(), frames.count == 2 {
+        let me = try gateway.signedInSession().userId
+        FileHandle.standardError.write(Data("watching for your messages; Ctrl-C stops\n".utf8))
+        try gateway.watchOwnEvents(service: ChatAPI.service, topic: ChatAPI.messageTopic) { body in
             if options.json {
-                FileHandle.standardOutput.write(frames[1] + Data("\n".utf8))
-            } else if let message = try? JSONValueDecoder().decode(ChatMessage.self, from: frames[1]) {
+                FileHandle.standardOutput.write(body + Data("\n".utf8))
+            } else if let message = try? JSONValueDecoder().decode(ChatMessage.self, from: body) {
                 FileHandle.standardOutput.write(Data("\(message.senderId == me ? "me" : message.senderId): \(message.text)\n".utf8))
             }
+            return true
         }
     }
 }

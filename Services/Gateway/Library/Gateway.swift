@@ -99,17 +99,22 @@ public final class Gateway {
         switch token {
         case .none: return nil
         case .ifSignedIn: return try currentSession()?.accessToken
-        case .required:
-            guard let session = try currentSession() else {
-                throw GatewayError("not signed in: here register, here login or here anon first")
-            }
-            return session.accessToken
+        case .required: return try signedInSession().accessToken
         }
     }
 
-    /// The session, its access token refreshed when it has less than a minute left.
-    private func currentSession() throws -> Session? {
-        guard let session, session.expiresAt.timeIntervalSinceNow < 60 else { return session }
+    /// The signed-in session with an access token that lasts at least `lifetime`
+    /// seconds more (refreshed when it would not); not signed in is the user's error.
+    public func signedInSession(lasting lifetime: TimeInterval = 60) throws -> Session {
+        guard let session = try currentSession(lasting: lifetime) else {
+            throw GatewayError("not signed in: here register, here login or here anon first")
+        }
+        return session
+    }
+
+    /// The session, its access token refreshed when it has less than `lifetime` left.
+    private func currentSession(lasting lifetime: TimeInterval = 60) throws -> Session? {
+        guard let session, session.expiresAt.timeIntervalSinceNow < lifetime else { return session }
         do {
             let reply = try client(AuthAPI.service).call(AuthAPI.refresh, RefreshRequest(refreshToken: session.refreshToken))
             try signIn(reply)

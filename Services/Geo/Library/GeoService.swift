@@ -55,7 +55,9 @@ public final class GeoService: RunnableService {
         let users = UserIndex()
         users.apply(try store.homes().map { .set($0) })
         let deletedUsers = DeletedUsers(try store.deletedUsers())
-        let events = EventChannel()
+        let verifier = try TokenVerifier.forService(settings)
+        let events = EventChannel(policy: SubscriptionPolicy(userTopicPrefixes: [GeoAPI.fenceTopicPrefix], verifier: verifier),
+                                  logger: logger)
         let fenceEvents = FenceEvents(channel: events)
 
         let postFollower = try ChangeFollower.catalogue(settings: settings, database: database, logger: logger) { changes, db in
@@ -97,8 +99,8 @@ public final class GeoService: RunnableService {
         self.server = Server(
             configuration: .init(service: GeoAPI.service, endpoint: settings.endpoint, workers: settings.workers,
                                  security: ServerSecurity(settings)),
-            router: router, database: database, verifier: try TokenVerifier.forService(settings),
-            callerCheck: deletedUsers.check, logger: logger)
+            router: router, database: database, verifier: verifier,
+            callerCheck: deletedUsers.check, followers: [postFollower, userFollower], logger: logger)
     }
 
     /// glibc's `malloc_trim`, looked up at run time: Swift's Glibc module does not

@@ -14,7 +14,8 @@ public enum ChatAPI {
     public static let health = HealthAPI.health(service)
 
     /// The PUB topic of one user's new messages (body: `ChatMessage`).
-    public static func messageTopic(userId: String) -> String { "chat.message/\(userId)/" }
+    public static func messageTopic(userId: String) -> String { messageTopicPrefix + userId + "/" }
+    public static let messageTopicPrefix = "chat.message/"
 }
 
 public enum ChatRules {

@@ -19,7 +19,8 @@ public enum GeoAPI {
     public static let health = HealthAPI.health(service)
 
     /// The PUB topic of one user's fence crossings (body: `FenceEvent`).
-    public static func fenceTopic(userId: String) -> String { "geo.fence/\(userId)/" }
+    public static func fenceTopic(userId: String) -> String { fenceTopicPrefix + userId + "/" }
+    public static let fenceTopicPrefix = "geo.fence/"
 }
 
 /// What geo's rules allow, shared by its requests.

@@ -7,6 +7,13 @@ import Synchronization
 import Wire
 import ZeroMQ
 
+/// A follower of a change feed, as `<service>.ready` reports it.
+public protocol FeedFollower: Sendable {
+    func readiness() throws -> FeedReadiness
+}
+
+extension ChangeFollower: FeedFollower {}
+
 /// Follows another service's change feed into this service's database.
 ///
 /// Each batch and the new cursor are applied in one transaction of the follower's
@@ -49,6 +56,8 @@ public final class ChangeFollower<Change: FeedChange>: Sendable {
     private let thread = Mutex<ServiceThread?>(nil)
     /// The highest seq the source has announced, for reporting lag.
     private let announcedSeq = Atomic<Int64>(0)
+    /// When a catch-up last read the feed to its end (uptime seconds; 0: never).
+    private let caughtUpAt = Atomic<Double>(0)
 
     /// - Parameter apply: applies one batch inside the transaction that also moves
     ///   the cursor. It must not open transactions of its own.
@@ -70,6 +79,13 @@ public final class ChangeFollower<Change: FeedChange>: Sendable {
         max(0, announcedSeq.load(ordering: .relaxed) - (try cursor()))
     }
 
+    /// How the follower keeps up, for `<service>.ready`.
+    public func readiness() throws -> FeedReadiness {
+        let caughtUp = caughtUpAt.load(ordering: .relaxed)
+        return FeedReadiness(feed: feed.name, lag: try lag(),
+                             secondsSinceCaughtUp: caughtUp == 0 ? nil : ProcessInfo.processInfo.systemUptime - caughtUp)
+    }
+
     /// Fetches and applies batches until the source has nothing newer (or
     /// `maxBatches` were applied); returns how many changes were applied.
     @discardableResult
@@ -79,7 +95,10 @@ public final class ChangeFollower<Change: FeedChange>: Sendable {
         var after = try cursor()
         while batches < maxBatches {
             let reply = try client.call(feed.op, ChangesRequest(after: after, limit: feed.batchSize))
-            guard !reply.changes.isEmpty, reply.lastSeq > after else { break }
+            guard !reply.changes.isEmpty, reply.lastSeq > after else {
+                caughtUpAt.store(ProcessInfo.processInfo.systemUptime, ordering: .relaxed)
+                break
+            }
             try database.pool.write { db in
                 try apply(reply.changes, db)
                 try FeedCursor.set(feed.name, seq: reply.lastSeq, in: db)

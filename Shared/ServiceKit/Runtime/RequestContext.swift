@@ -12,6 +12,9 @@ public final class RequestContext {
     public let op: String
     /// The verified token's user, when a token was sent.
     public let caller: Caller?
+    /// Whom the request comes from, for budgets kept per origin: the end client's
+    /// address when a service (the edge) relays it, else the peer's key, else `local`.
+    public let origin: String
     /// Frames 1…n of the request.
     public let attachments: [Data]
     public let receivedAt: Date
@@ -42,11 +45,12 @@ public final class RequestContext {
     /// Set when the answer came from the idempotency log, so it is not kept again.
     private(set) var answeredFromLog = false
 
-    init(requestID: String, op: String, caller: Caller?, attachments: [Data], receivedAt: Date,
+    init(requestID: String, op: String, caller: Caller?, origin: String, attachments: [Data], receivedAt: Date,
          logger: Logger, effect: Effect, database: ServiceDatabase?, mayWait: Bool) {
         self.requestID = requestID
         self.op = op
         self.caller = caller
+        self.origin = origin
         self.attachments = attachments
         self.receivedAt = receivedAt
         self.serviceLogger = logger

@@ -11,6 +11,10 @@ struct Incoming: Sendable {
     /// Where the request's own frames begin.
     let bodyStart: Int
     let receivedAt: Date
+    /// The ZAP user id (Z85 public key) the peer was admitted with; nil in plaintext.
+    let peerKey: String?
+    /// Frames past the server's limits were dropped unread.
+    let truncated: Bool
 
     var frames: ArraySlice<Data> { message[bodyStart...] }
 
@@ -38,6 +42,9 @@ struct Job: Sendable {
     let envelope: RequestEnvelope
     let route: Route
     var admission: Admission
+    /// Set once a call was taken from the caller's bucket, so a request the front
+    /// thread passes on is not counted twice.
+    var rateChecked = false
 
     var caller: Caller? {
         if case .admitted(let caller) = admission { return caller }
@@ -74,6 +81,7 @@ final class RequestPipeline: Sendable {
     let router: Router
     let verifier: TokenVerifier?
     let callerCheck: CallerCheck?
+    let security: ServerSecurity?
     let database: ServiceDatabase?
     let logger: Logger
     let pools: [String: WorkQueue<Job>]
@@ -82,9 +90,10 @@ final class RequestPipeline: Sendable {
     /// Set when the service begins to stop: pools refuse work they have not begun.
     let isStopping = Atomic<Bool>(false)
 
-    init(service: String, router: Router, verifier: TokenVerifier?, callerCheck: CallerCheck?,
+    init(service: String, router: Router, verifier: TokenVerifier?, callerCheck: CallerCheck?, security: ServerSecurity?,
          database: ServiceDatabase?, logger: Logger, pools: [String: WorkQueue<Job>], rateLimiter: RateLimiter?) {
         self.rateLimiter = rateLimiter
+        self.security = security
         self.service = service
         self.router = router
         self.verifier = verifier
@@ -97,6 +106,10 @@ final class RequestPipeline: Sendable {
     /// On the front thread: reads the envelope and finds the op; answers bad
     /// requests and front-lane ops at once, and hands the rest to the workers.
     func receive(_ incoming: Incoming) -> Received {
+        if incoming.truncated {
+            let error = ServiceError.tooLarge("a request may have at most \(Limits.requestFrames) frames and \(Limits.messageBytes) bytes in all")
+            return .answered(incoming.reply(ReplyEnvelope.failure(id: "", error: error)))
+        }
         let envelope: RequestEnvelope
         do {
             envelope = try RequestEnvelope.decode(frames: incoming.frames)
@@ -113,14 +126,32 @@ final class RequestPipeline: Sendable {
         var job = Job(incoming: incoming, envelope: envelope, route: route, admission: .pending)
         guard route.lane == .front else { return .dispatched(job) }
         do {
-            job.admission = .admitted(try admit(envelope, route, mayWait: false))
+            job.admission = .admitted(try admit(envelope, route, peer: role(of: incoming), mayWait: false))
         } catch is MustWait {
             return .dispatched(job)
         } catch {
             return .answered(incoming.reply(failureFrame(error, id: envelope.id, op: envelope.op)))
         }
+        if let refusal = overRate(job) { return .answered(incoming.reply(refusal)) }
+        job.rateChecked = true
         guard let frames = attempt(job, mayWait: false) else { return .dispatched(job) }
         return .answered(frames)
+    }
+
+    /// The `rate_limited` reply when an admitted caller is over the op's limit; nil
+    /// when it may go on (and one call is taken from its bucket).
+    private func overRate(_ job: Job) -> Data? {
+        guard let rate = job.route.rate, let caller = job.caller else { return nil }
+        let limiter: RateLimiter?, message: String
+        switch rate {
+        case .callerWrites:
+            (limiter, message) = (rateLimiter, "too many writes; slow down")
+        case .own(let own):
+            (limiter, message) = (own, "too many \(job.route.name) requests; slow down")
+        }
+        guard let wait = limiter?.take(caller.userID) else { return nil }
+        return ReplyEnvelope.failure(id: job.envelope.id,
+                                     error: .rateLimited(message, retryAfterMs: Int((wait * 1000).rounded(.up))))
     }
 
     /// On a worker: checks the token and access rules unless the front did, then
@@ -130,15 +161,14 @@ final class RequestPipeline: Sendable {
         var job = job
         if case .pending = job.admission {
             do {
-                job.admission = .admitted(try admit(job.envelope, job.route, mayWait: true))
+                job.admission = .admitted(try admit(job.envelope, job.route, peer: role(of: job.incoming), mayWait: true))
             } catch {
                 send(job.incoming.reply(failureFrame(error, id: job.envelope.id, op: job.envelope.op)))
                 return
             }
         }
-        if job.route.rateLimited, let caller = job.caller, let rateLimiter, let wait = rateLimiter.take(caller.userID) {
-            let error = ServiceError.rateLimited("too many writes; slow down", retryAfterMs: Int((wait * 1000).rounded(.up)))
-            send(job.incoming.reply(ReplyEnvelope.failure(id: job.envelope.id, error: error)))
+        if !job.rateChecked, let refusal = overRate(job) {
+            send(job.incoming.reply(refusal))
             return
         }
         if usePools, case .pool(let name) = job.route.lane, let pool = pools[name] {
@@ -160,7 +190,7 @@ final class RequestPipeline: Sendable {
             send(job.incoming.reply(ReplyEnvelope.failure(id: job.envelope.id, error: error)))
             return
         }
-        let key = job.route.effect == .read ? nil
+        let key = job.route.effect == .read || job.route.effect == .fresh ? nil
             : IdempotencyKey(op: job.route.name, requestID: job.envelope.id, caller: job.caller?.userID ?? "")
         if let key, !inFlight.beginOrPark(key, job) {
             return
@@ -187,7 +217,7 @@ final class RequestPipeline: Sendable {
     /// the front thread asked to run where it may wait.
     private func attempt(_ job: Job, mayWait: Bool) -> [Data]? {
         let envelope = job.envelope
-        let context = RequestContext(requestID: envelope.id, op: envelope.op, caller: job.caller,
+        let context = RequestContext(requestID: envelope.id, op: envelope.op, caller: job.caller, origin: origin(of: job),
                                      attachments: envelope.attachments, receivedAt: job.incoming.receivedAt,
                                      logger: logger, effect: job.route.effect, database: database, mayWait: mayWait)
         do {
@@ -230,8 +260,25 @@ final class RequestPipeline: Sendable {
     /// Thrown by `admit` on the front thread when admission would wait for IO.
     private struct MustWait: Error {}
 
+    /// What the peer that sent a request may do: plaintext binds only where nothing but
+    /// this machine reaches, so there every peer is trusted as a service.
+    private func role(of incoming: Incoming) -> PeerRole {
+        security?.role(ofPeerKey: incoming.peerKey) ?? .service
+    }
+
+    /// Whom a request comes from, for budgets kept per origin (failed logins): the
+    /// end client's address a service (the edge) relays in `origin`, else the peer's
+    /// key, else this machine.
+    private func origin(of job: Job) -> String {
+        if role(of: job.incoming) == .service, let origin = job.envelope.origin { return origin }
+        return job.incoming.peerKey.map { "key:\($0)" } ?? "local"
+    }
+
     /// Checks the token when one is sent, and the op's access rule.
-    private func admit(_ envelope: RequestEnvelope, _ route: Route, mayWait: Bool) throws -> Caller? {
+    private func admit(_ envelope: RequestEnvelope, _ route: Route, peer: PeerRole, mayWait: Bool) throws -> Caller? {
+        if route.servicesOnly, peer != .service {
+            throw ServiceError.permissionDenied("\(route.name) is for the services only")
+        }
         var caller: Caller?
         if let token = envelope.token {
             guard let verifier else { throw ServiceError.unauthenticated("this service does not accept tokens") }
@@ -259,13 +306,18 @@ final class RequestPipeline: Sendable {
         return caller
     }
 
-    /// The failure reply for any error: a `ServiceError` as it is, anything else
-    /// logged and answered as `internal` with no detail.
+    /// The failure reply for any error: a `ServiceError` as it is (its `detail` only
+    /// in the log), an `internal` one and anything else logged and answered as
+    /// `internal` with no detail.
     private func failureFrame(_ error: any Error, id: String, op: String) -> Data {
         if let serviceError = error as? ServiceError {
-            if serviceError.code == .internal {
+            switch serviceError.code {
+            case .internal:
                 logger.error("internal error", metadata: ["request": "\(id)", "op": "\(op)", "error": "\(serviceError)"])
-            } else {
+                return ReplyEnvelope.failure(id: id, error: .internal)
+            case .unavailable:
+                logger.warning("unavailable", metadata: ["request": "\(id)", "op": "\(op)", "error": "\(serviceError)"])
+            default:
                 logger.debug("refused", metadata: ["request": "\(id)", "op": "\(op)", "error": "\(serviceError)"])
             }
             return ReplyEnvelope.failure(id: id, error: serviceError)

@@ -18,12 +18,13 @@ public struct Router: Sendable {
         self.service = service
     }
 
-    /// An op that changes nothing.
+    /// An op that changes nothing. With `limit`, each caller gets a token bucket of
+    /// its own for this op (ops whose answers reveal others: users near, lookups).
     public mutating func read<Request: ValidatedBody, Response>(
-        _ op: Op<Request, Response>, lane: Lane = .workers,
+        _ op: Op<Request, Response>, lane: Lane = .workers, limit: RateLimiter.Policy? = nil,
         _ handler: @escaping @Sendable (Request, RequestContext) throws -> Response
     ) {
-        add(op, lane: lane) { envelope, context in
+        add(op, lane: lane, rate: limit.map { .own(RateLimiter(policy: $0)) }) { envelope, context in
             let body = try Self.decode(Request.self, envelope)
             let value = try handler(body, context)
             return HandlerOutput(frame0: try context.successFrame(value))
@@ -61,7 +62,7 @@ public struct Router: Sendable {
         _ handler: @escaping @Sendable (Request, RequestContext) throws -> Committed<Response>
     ) {
         precondition(op.effect == .write, "\(op.name) is not declared as a write")
-        add(op, lane: lane, rateLimited: rateLimited) { envelope, context in
+        add(op, lane: lane, rate: rateLimited ? .callerWrites : nil) { envelope, context in
             let body = try Self.decode(Request.self, envelope)
             // The kept answer to a retry is looked up inside the commit's transaction.
             try context.beginWrite(fingerprint: Self.fingerprint(body, envelope))
@@ -93,7 +94,21 @@ public struct Router: Sendable {
         }
     }
 
+    /// A state-changing op that keeps nothing: every request runs, a retried id
+    /// included (`Effect.fresh`). The handler commits with `commitSession` or `commit`.
+    public mutating func freshWrite<Request: ValidatedBody, Response>(
+        _ op: Op<Request, Response>, lane: Lane = .workers,
+        _ handler: @escaping @Sendable (Request, RequestContext) throws -> Committed<Response>
+    ) {
+        precondition(op.effect == .fresh, "\(op.name) is not declared as fresh")
+        add(op, lane: lane) { envelope, context in
+            HandlerOutput(frame0: try handler(try Self.decode(Request.self, envelope), context).frame0)
+        }
+    }
+
     /// Serves `<service>.changes` from the service's outbox.
+    /// Only services may read it: a feed holds every entity, private parts included
+    /// (auth's holds discoverable homes).
     public mutating func changes<Change>(
         _ op: Op<ChangesRequest, ChangesReply<Change>>, outbox: ChangeOutbox, database: ServiceDatabase
     ) {
@@ -102,21 +117,23 @@ public struct Router: Sendable {
                 try outbox.changesReply(after: request.after, limit: request.limit, in: db)
             }
         }
+        routes[op.name]?.servicesOnly = true
     }
 
     func route(_ name: String) -> Route? { routes[name] }
     var allRoutes: Dictionary<String, Route>.Values { routes.values }
 
     private mutating func add<Request, Response>(
-        _ op: Op<Request, Response>, lane: Lane, rateLimited: Bool = false,
+        _ op: Op<Request, Response>, lane: Lane, rate: RateLimit? = nil,
         run: @escaping @Sendable (RequestEnvelope, RequestContext) throws -> HandlerOutput
     ) {
+        precondition(rate == nil || op.access != .anyone, "\(op.name) is limited per caller, so it needs a token")
         precondition(op.service == service, "\(op.name) does not belong to the \(service) service")
         precondition(routes[op.name] == nil, "\(op.name) is registered twice")
         precondition(lane != .front || op.effect == .read, "\(op.name) changes state and cannot run on the front thread")
         routes[op.name] = Route(name: op.name, access: op.access, effect: op.effect,
                                 maxAttachments: op.maxAttachments, maxFrame0Bytes: op.maxFrame0Bytes,
-                                lane: lane, rateLimited: rateLimited, run: run)
+                                lane: lane, rate: rate, run: run)
     }
 
     private static func decode<Request: ValidatedBody>(_ type: Request.Type, _ envelope: RequestEnvelope) throws -> Request {
@@ -164,8 +181,20 @@ struct Route: Sendable {
     let maxAttachments: Int
     let maxFrame0Bytes: Int
     let lane: Lane
-    let rateLimited: Bool
+    /// How often one caller may call it; nil for no limit.
+    let rate: RateLimit?
+    /// Refused to peers without a service key (`PeerRole`).
+    var servicesOnly = false
     let run: @Sendable (RequestEnvelope, RequestContext) throws -> HandlerOutput
+}
+
+/// A per-caller limit on an op.
+enum RateLimit: Sendable {
+    /// The service's budget of writes per caller (`HEREABOUTS_RATE_LIMIT`), shared by
+    /// every write op that counts against it.
+    case callerWrites
+    /// A bucket per caller for this op alone.
+    case own(RateLimiter)
 }
 
 struct HandlerOutput: Sendable {

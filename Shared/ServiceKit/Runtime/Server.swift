@@ -80,8 +80,10 @@ public final class Server: Sendable {
     ///   - verifier: checks tokens; nil refuses every request that carries one.
     ///   - callerCheck: a further check of a verified caller (a revoked session, a
     ///     deleted user), throwing `unauthenticated`.
+    ///   - followers: the feeds the service follows, for `<service>.ready`.
     public init(configuration: Configuration, router: Router, database: ServiceDatabase?,
-                verifier: TokenVerifier?, callerCheck: CallerCheck? = nil, logger: Logger) {
+                verifier: TokenVerifier?, callerCheck: CallerCheck? = nil, followers: [any FeedFollower] = [],
+                logger: Logger) {
         var router = router
         let startedAt = Date()
         let service = configuration.service
@@ -89,6 +91,12 @@ public final class Server: Sendable {
             HealthReply(service: service, version: HereaboutsVersion.current,
                         uptimeSeconds: (Date().timeIntervalSince(startedAt) * 10).rounded() / 10,
                         memory: ProcessMemory.current())
+        }
+        router.read(HealthAPI.ready(service)) { _, _ in
+            let writable = database?.probeWrite()
+            let feeds = try followers.map { try $0.readiness() }.sorted { $0.feed < $1.feed }
+            return ReadyReply(service: service, ready: writable?.writable != false && feeds.allSatisfy(\.ready),
+                              database: writable, feeds: feeds)
         }
         for route in router.allRoutes {
             if case .pool(let pool) = route.lane {
@@ -100,7 +108,7 @@ public final class Server: Sendable {
         self.logger = logger
         self.repliesEndpoint = "inproc://\(service)-\(UUID().uuidString)-replies"
         self.pipeline = RequestPipeline(service: service, router: router, verifier: verifier, callerCheck: callerCheck,
-                                        database: database, logger: logger, pools: pools,
+                                        security: configuration.security, database: database, logger: logger, pools: pools,
                                         rateLimiter: configuration.rateLimit.map(RateLimiter.init))
     }
 
@@ -152,7 +160,7 @@ public final class Server: Sendable {
     /// no socket: the request's frames in (frame 0 first), the reply's frames out.
     /// For fuzzing and in-process checks; the server need not be started.
     public func answer(_ frames: [Data]) -> [Data] {
-        let incoming = Incoming(message: frames, bodyStart: 0, receivedAt: Date())
+        let incoming = Incoming(message: frames, bodyStart: 0, receivedAt: Date(), peerKey: nil, truncated: false)
         switch pipeline.receive(incoming) {
         case .answered(let reply):
             return reply
@@ -208,7 +216,7 @@ public final class Server: Sendable {
             // Drop peers that stop answering heartbeats instead of queueing for them.
             try frontend.set(.heartbeatInterval(milliseconds: 5_000))
             try frontend.set(.heartbeatTimeout(milliseconds: 15_000))
-            if let security = configuration.security { try security.secure(frontend, in: context) }
+            try ServerSecurity.secure(frontend, with: configuration.security, endpoint: configuration.endpoint, in: context)
             try frontend.bind(configuration.endpoint)
             replies = try context.makeSocket(.pull)
             try replies.set(.linger(milliseconds: 0))
@@ -252,9 +260,9 @@ public final class Server: Sendable {
                 if drainDeadline == nil, poller.isReadable(requestsIndex) {
                     // A bounded batch, so replies are not starved under load.
                     var batch = 0
-                    while batch < 64, let frames = try frontend.receiveMessage(wait: false) {
+                    while batch < 64, let message = try frontend.receive(wait: false, limits: Self.requestLimits) {
                         batch += 1
-                        switch pipeline.receive(Self.split(frames)) {
+                        switch pipeline.receive(Self.split(message)) {
                         case .answered(let reply):
                             try frontend.send(reply, wait: false)
                         case .dispatched(let job):
@@ -295,13 +303,20 @@ public final class Server: Sendable {
         }
     }
 
+    /// What the front thread copies of one request: the routing id, the delimiter and
+    /// the protocol's frames and bytes. The rest of a larger message is dropped unread
+    /// and the request refused.
+    static let requestLimits = MessageLimits(maxFrames: 2 + Limits.requestFrames, maxBytes: Limits.messageBytes + 1024)
+
     /// Splits a ROUTER message into routing frames and the request's own frames. A
     /// REQ or DEALER peer sends an empty delimiter after its routing id; a DEALER
     /// that omits it is answered without one.
-    private static func split(_ frames: [Data]) -> Incoming {
+    private static func split(_ received: ReceivedMessage) -> Incoming {
+        let frames = received.frames
         let bodyStart = frames.count >= 2 && frames[1].isEmpty ? 2 : min(1, frames.count)
         // Nothing after the routing frames reads as an empty frame 0.
         let message = frames.count > bodyStart ? frames : frames + [Data()]
-        return Incoming(message: message, bodyStart: bodyStart, receivedAt: Date())
+        return Incoming(message: message, bodyStart: bodyStart, receivedAt: Date(), peerKey: received.peerKey,
+                        truncated: received.truncated)
     }
 }

@@ -16,6 +16,8 @@ public protocol RunnableService: Sendable {
 /// Runs services until SIGTERM or SIGINT, then stops them in reverse order.
 public enum ServiceHost {
     public static func run(_ services: [any RunnableService], logger: Logger) async throws {
+        // Whatever a service makes (its files, the logs of those it starts) is its own.
+        umask(0o077)
         let group = ServiceGroup(
             services: [Lifecycle(services: services)],
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import GRDB
 
@@ -48,8 +49,7 @@ public final class ServiceDatabase: Sendable {
             // insert does not read them back from the OS page cache.
             try db.execute(sql: "PRAGMA cache_size = -32768")
         }
-        try FileManager.default.createDirectory(
-            at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Self.prepareFiles(path)
         self.path = path
         self.pool = try DatabasePool(path: path, configuration: configuration)
         self.groupCommit = GroupCommit(writer: pool)
@@ -91,6 +91,48 @@ public final class ServiceDatabase: Sendable {
             return try writer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
             return nil
+        }
+    }
+
+    /// Whether the file takes a write now: one small row committed (a full disk or a
+    /// read-only mount says no here before a user's write does).
+    public func probeWrite(now: Date = Date()) -> DatabaseReadiness {
+        do {
+            try pool.write { db in
+                try db.execute(sql: "INSERT OR REPLACE INTO ready_probe (id, at) VALUES (1, ?)", arguments: [now.timeIntervalSince1970])
+            }
+            return DatabaseReadiness(writable: true)
+        } catch let error as DatabaseError {
+            // SQLite's own words ("database or disk is full"), without the statement.
+            return DatabaseReadiness(writable: false, problem: error.message ?? "\(error.resultCode)")
+        } catch {
+            return DatabaseReadiness(writable: false, problem: "the write failed")
+        }
+    }
+
+    /// The data directory readable by its owner alone (0700) and the file, its WAL and
+    /// its shared memory likewise (0600): auth's file holds the signing key and
+    /// password hashes, every file someone's data. SQLite gives the WAL and shm files
+    /// the database file's mode, so the file is made before SQLite opens it; files
+    /// left by an earlier version are tightened.
+    static func prepareFiles(_ path: String) throws {
+        let files = FileManager.default
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        if !files.fileExists(atPath: directory) {
+            try files.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } else if let attributes = try? files.attributesOfItem(atPath: directory),
+                  let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue, mode & 0o077 != 0,
+                  mode & 0o1000 == 0, (attributes[.ownerAccountID] as? NSNumber)?.uint32Value == getuid() {
+            // A directory shared on purpose (sticky, as /tmp is) or someone else's is left alone.
+            try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory)
+        }
+        if !files.fileExists(atPath: path) {
+            guard files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
+            }
+        }
+        for file in [path, path + "-wal", path + "-shm"] where files.fileExists(atPath: file) {
+            try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
         }
     }
 
@@ -165,6 +207,10 @@ enum ServiceKitSchema {
                 ALTER TABLE idempotency_by_seq RENAME TO idempotency;
                 CREATE UNIQUE INDEX idempotency_key ON idempotency(op, request_id, caller);
                 """)
+        }
+        migrator.registerMigration("servicekit-3") { db in
+            // One row rewritten by `<service>.ready`, to learn that the file takes writes.
+            try db.execute(sql: "CREATE TABLE ready_probe (id INTEGER PRIMARY KEY CHECK (id = 1), at REAL NOT NULL)")
         }
     }
 }
