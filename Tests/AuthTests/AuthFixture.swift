@@ -41,13 +41,8 @@ final class AuthFixture {
 
     /// Calls an op and returns the error it fails with (nil when it succeeds).
     func failure<Request, Response>(_ op: Op<Request, Response>, _ body: Request, token: String? = nil,
-                                    attachments: [Data] = []) -> ServiceError? {
-        do {
-            _ = try client.call(op, body, token: token, attachments: attachments)
-            return nil
-        } catch {
-            return error as? ServiceError ?? ServiceError(code: .internal, message: "\(error)")
-        }
+                                    attachments: [Data] = [], id: String? = nil) -> ServiceError? {
+        client.failure(op, body, token: token, attachments: attachments, id: id)
     }
 
     /// The whole `auth.changes` feed from the start.
@@ -82,7 +77,3 @@ final class AuthFixture {
     }
 }
 
-extension ServiceError {
-    /// For expectations on a failure's code and field together.
-    var summary: String { field.map { "\(code.rawValue) \($0)" } ?? code.rawValue }
-}

@@ -58,16 +58,27 @@ struct ProfileTests {
         #expect(try auth.client.call(AuthAPI.usersGet, UsersGetRequest(ids: [])).users.isEmpty)
     }
 
-    @Test("users.lookup finds a user by email in any case, for signed-in callers")
+    @Test("users.lookup finds a user by email in any case, for registered callers, ten a minute")
     func usersLookup() throws {
         let auth = try AuthFixture()
         let buddy = try auth.register("buddy")
-        let me = try auth.client.call(AuthAPI.anonymous, Empty())
+        let me = try auth.register("me")
         let found = try auth.client.call(AuthAPI.usersLookup, UsersLookupRequest(email: "BUDDY@example.org"), token: me.accessToken)
         #expect(found.user.id == buddy.user.id)
         #expect(found.user.email == nil)
         #expect(auth.failure(AuthAPI.usersLookup, UsersLookupRequest(email: "none@example.org"), token: me.accessToken)?.code == .notFound)
         #expect(auth.failure(AuthAPI.usersLookup, UsersLookupRequest(email: "buddy@example.org"))?.code == .unauthenticated)
+        let anonymous = try auth.client.call(AuthAPI.anonymous, Empty())
+        #expect(auth.failure(AuthAPI.usersLookup, UsersLookupRequest(email: "buddy@example.org"), token: anonymous.accessToken)?.code
+                == .permissionDenied)
+        // Two used; eight more in the burst, then the caller waits; another caller does not.
+        for index in 0..<8 {
+            _ = auth.failure(AuthAPI.usersLookup, UsersLookupRequest(email: "guess\(index)@example.org"), token: me.accessToken)
+        }
+        let limited = auth.failure(AuthAPI.usersLookup, UsersLookupRequest(email: "buddy@example.org"), token: me.accessToken)
+        #expect(limited?.code == .rateLimited && (limited?.retryAfterMs ?? 0) > 1_000)
+        #expect(try auth.client.call(AuthAPI.usersLookup, UsersLookupRequest(email: "buddy@example.org"), token: buddy.accessToken)
+                .user.id == buddy.user.id)
     }
 
     @Test("an avatar is stored from frame 1 and served with its type", arguments: [
@@ -121,8 +132,20 @@ struct ProfileTests {
         #expect(hidden.user.location == UserLocation(lat: 51.44, lon: 3.57, discoverable: false))
         #expect(try auth.changes().last?.user?.location == nil)
 
-        _ = try auth.client.call(AuthAPI.locationSet, LocationSetRequest(lat: 51.5, lon: 3.6, discoverable: true), token: session.accessToken)
-        #expect(try auth.changes().last?.user?.location == UserLocation(lat: 51.5, lon: 3.6, discoverable: true))
+        let shown = try auth.client.call(AuthAPI.locationSet, LocationSetRequest(lat: 51.5, lon: 3.6, discoverable: true),
+                                         token: session.accessToken)
+        // The owner sees the home as saved; followers only its 500 m cell.
+        #expect(shown.user.location == UserLocation(lat: 51.5, lon: 3.6, discoverable: true))
+        let fed = try #require(try auth.changes().last?.user?.location)
+        let cell = HomeGrid.snap(lat: 51.5, lon: 3.6)
+        #expect(fed == UserLocation(lat: cell.lat, lon: cell.lon, discoverable: true))
+        #expect(fed != shown.user.location)
+        #expect(GeoRules.distance(lat1: 51.5, lon1: 3.6, lat2: fed.lat, lon2: fed.lon) < HomeGrid.cellSize)
+        // A move within the cell tells followers nothing new.
+        let before = try auth.changes().count
+        _ = try auth.client.call(AuthAPI.locationSet, LocationSetRequest(lat: 51.5001, lon: 3.6001, discoverable: true),
+                                 token: session.accessToken)
+        #expect(try auth.changes().count == before)
 
         #expect(auth.failure(AuthAPI.locationSet, LocationSetRequest(lat: 91, lon: 0), token: session.accessToken)?.summary == "invalid_argument lat")
         #expect(auth.failure(AuthAPI.locationSet, LocationSetRequest(lat: 0, lon: -180.5), token: session.accessToken)?.summary == "invalid_argument lon")

@@ -12,18 +12,12 @@ struct SessionState: Codable, Sendable {
     var sessionId: String
 }
 
-/// The rules of login throttling.
-struct LoginPolicy: Sendable {
-    /// Failed logins for one login string within `window` before further tries are refused.
-    var maxFailures = 5
-    var window: TimeInterval = 15 * 60
-}
-
 /// Auth's handlers: each checks what the op requires and leaves all SQL to the store.
 struct AuthHandlers: Sendable {
     static let hashingPool = "hashing"
     /// One message for every failed login, so it never tells whether an account exists.
     static let loginFailed = "the login or the password is wrong"
+    static let alreadyRegistered = ServiceError.permissionDenied("this account is registered already; only anonymous users upgrade")
 
     let store: AuthStore
     let hasher: PasswordHasher
@@ -35,24 +29,25 @@ struct AuthHandlers: Sendable {
 
     func register(into router: inout Router) {
         router.sessionWrite(AuthAPI.register, lane: .pool(Self.hashingPool), state: SessionState.self,
-                            handle: register, replay: { state, request, _ in try reissue(state, password: request.password) })
+                            handle: register, replay: { state, request, context in try reissue(state, password: request.password, context) })
         router.sessionWrite(AuthAPI.login, lane: .pool(Self.hashingPool), state: SessionState.self,
-                            handle: login, replay: { state, request, _ in try reissue(state, password: request.password) })
-        router.sessionWrite(AuthAPI.anonymous, state: SessionState.self,
-                            handle: anonymous, replay: { state, _, _ in try reissue(state, password: nil) })
+                            handle: login, replay: { state, request, context in try reissue(state, password: request.password, context) })
+        router.freshWrite(AuthAPI.anonymous, anonymous)
         router.sessionWrite(AuthAPI.upgrade, lane: .pool(Self.hashingPool), state: SessionState.self,
-                            handle: upgrade, replay: { state, request, _ in try reissue(state, password: request.password) })
-        router.sessionWrite(AuthAPI.refresh, state: SessionState.self,
-                            handle: refresh, replay: { state, _, _ in try reissue(state, password: nil) })
+                            handle: upgrade, replay: { state, request, context in try reissue(state, password: request.password, context) })
+        router.freshWrite(AuthAPI.refresh, refresh)
         router.sessionWrite(AuthAPI.passwordChange, lane: .pool(Self.hashingPool), state: SessionState.self,
-                            handle: changePassword, replay: { state, request, _ in try reissue(state, password: request.newPassword) })
+                            handle: changePassword,
+                            replay: { state, request, context in try reissue(state, password: request.newPassword, context) })
         router.write(AuthAPI.logout, logout)
         router.write(AuthAPI.profileUpdate, updateProfile)
         router.write(AuthAPI.locationSet, setLocation)
         router.write(AuthAPI.delete, lane: .pool(Self.hashingPool), delete)
         router.read(AuthAPI.me, me)
         router.readRaw(AuthAPI.usersGet, lane: .front, usersGet)
-        router.read(AuthAPI.usersLookup, usersLookup)
+        // An email address in, a profile out: ten a minute per caller keeps that from
+        // turning a list of addresses into a list of users.
+        router.read(AuthAPI.usersLookup, limit: .init(perSecond: 1.0 / 6, burst: 10), usersLookup)
         router.readWithAttachments(AuthAPI.avatarGet, avatarGet)
         router.read(AuthAPI.publicKey, lane: .front) { _, _ in PublicKeysReply(keys: [issuer.publicKey]) }
         router.changes(AuthAPI.changes, outbox: store.outbox, database: store.database)
@@ -70,23 +65,15 @@ struct AuthHandlers: Sendable {
     }
 
     func login(_ request: LoginRequest, _ context: RequestContext) throws -> Committed<SessionReply> {
-        let loginKey = request.login.lowercased()
-        let now = Date()
-        let failures = try store.loginFailures(loginKey, since: now.addingTimeInterval(-policy.window))
-        if failures.count >= policy.maxFailures {
-            // The window admits another try once enough of these failures have aged out.
-            let reopens = failures[failures.count - policy.maxFailures].addingTimeInterval(policy.window)
-            throw ServiceError.rateLimited("too many failed logins for \(request.login); try again later",
-                                           retryAfterMs: Int(reopens.timeIntervalSince(now) * 1000))
-        }
         let account = try store.account(login: request.login)
+        // An unknown login is throttled like a known one, by its own text.
+        let accountKey = account.map { "user:\($0.user.id)" } ?? "login:\(request.login.lowercased())"
+        let now = Date()
+        let attempt = try charge(account: accountKey, context, now: now)
         let matches = hasher.verify(request.password, against: account?.passwordHash ?? decoyHash)
-        guard matches, let account else {
-            try store.recordLoginFailure(loginKey, at: now)
-            throw ServiceError.unauthenticated(Self.loginFailed)
-        }
+        guard matches, let account else { throw ServiceError.unauthenticated(Self.loginFailed) }
         return try context.commitSession { db in
-            try store.clearLoginFailures(loginKey, in: db)
+            try store.forgive(attempt, in: db)
             return try openSession(for: account.user, now: now, in: db)
         }
     }
@@ -101,9 +88,7 @@ struct AuthHandlers: Sendable {
     /// Gives an anonymous user an account; the id, and so everything they saved, stays.
     func upgrade(_ request: RegisterRequest, _ context: RequestContext) throws -> Committed<SessionReply> {
         let caller = try context.requireCaller()
-        guard caller.anonymous else {
-            throw ServiceError.permissionDenied("this account is registered already; only anonymous users upgrade")
-        }
+        guard caller.anonymous else { throw Self.alreadyRegistered }
         try checkAvailable(email: request.email, username: request.username, except: caller.userID)
         let fields = AccountFields(request, passwordHash: try hasher.hash(request.password))
         let now = Date()
@@ -150,12 +135,14 @@ struct AuthHandlers: Sendable {
         guard let hash = try store.passwordHash(userID: caller.userID) else {
             throw ServiceError.permissionDenied("anonymous users have no password; upgrade the account first")
         }
+        let now = Date()
+        let attempt = try charge(account: "user:\(caller.userID)", context, now: now)
         guard hasher.verify(request.oldPassword, against: hash) else {
             throw ServiceError.unauthenticated("the old password is wrong")
         }
         let newHash = try hasher.hash(request.newPassword)
-        let now = Date()
         return try context.commitSession { db in
+            try store.forgive(attempt, in: db)
             try store.setPasswordHash(userID: caller.userID, newHash, in: db)
             try store.revokeSessions(userID: caller.userID, except: caller.sessionID, reason: "password-change", now: now, in: db)
             return try session(for: try existingUser(caller.userID, in: db), sessionID: caller.sessionID, now: now, in: db)
@@ -163,16 +150,30 @@ struct AuthHandlers: Sendable {
     }
 
     /// Answers a retried session request: the same user and session, fresh tokens.
-    /// A request that carried a password must carry the right one again.
-    func reissue(_ state: SessionState, password: String?) throws -> SessionReply {
-        if let password {
-            guard let hash = try store.passwordHash(userID: state.userId), hasher.verify(password, against: hash) else {
-                throw ServiceError.unauthenticated(Self.loginFailed)
-            }
-        }
+    /// It must carry the right password again, checked within the same budgets as a
+    /// login, so a known request id is no way around them.
+    func reissue(_ state: SessionState, password: String, _ context: RequestContext) throws -> SessionReply {
         let now = Date()
+        let attempt = try charge(account: "user:\(state.userId)", context, now: now)
+        guard let hash = try store.passwordHash(userID: state.userId), hasher.verify(password, against: hash) else {
+            throw ServiceError.unauthenticated(Self.loginFailed)
+        }
         return try store.database.pool.write { db in
-            try session(for: try existingUser(state.userId, in: db), sessionID: state.sessionId, now: now, in: db).0
+            try store.forgive(attempt, in: db)
+            return try session(for: try existingUser(state.userId, in: db), sessionID: state.sessionId, now: now, in: db).0
+        }
+    }
+
+    /// Counts a password check against its budgets before it runs (see `LoginPolicy`);
+    /// `rate_limited`, checking nothing, once one is spent.
+    private func charge(account: String, _ context: RequestContext, now: Date) throws -> ChargedAttempt {
+        do {
+            return try store.charge(policy.budgets(account: account, origin: context.origin),
+                                    cleared: policy.clearedOnSuccess(account: account, origin: context.origin),
+                                    window: policy.window, now: now)
+        } catch let spent as BudgetSpent {
+            throw ServiceError.rateLimited(spent.budget.refusal,
+                                           retryAfterMs: Int((spent.reopensAt.timeIntervalSince(now) * 1000).rounded(.up)))
         }
     }
 
@@ -220,8 +221,8 @@ struct AuthHandlers: Sendable {
             guard !request.removeAvatar else {
                 throw ServiceError.invalidArgument(field: "removeAvatar", "send either a new avatar or removeAvatar, not both")
             }
-            let info = try ImageRules.check(image, field: "avatar")
-            avatar = .replace(contentType: info.contentType, width: info.width, height: info.height, bytes: image)
+            let (info, kept) = try ImageRules.accept(image, field: "avatar")
+            avatar = .replace(contentType: info.contentType, width: info.width, height: info.height, bytes: kept)
         } else if request.removeAvatar {
             avatar = .remove
         }
@@ -242,15 +243,18 @@ struct AuthHandlers: Sendable {
 
     func delete(_ request: DeleteRequest, _ context: RequestContext) throws -> Committed<Empty> {
         let caller = try context.requireCaller()
+        var attempt: ChargedAttempt?
         if let hash = try store.passwordHash(userID: caller.userID) {
             guard let password = request.password else {
                 throw ServiceError.invalidArgument(field: "password", "password is required")
             }
+            attempt = try charge(account: "user:\(caller.userID)", context, now: Date())
             guard hasher.verify(password, against: hash) else {
                 throw ServiceError.unauthenticated("the password is wrong")
             }
         }
         return try context.commit { db in
+            if let attempt { try store.forgive(attempt, in: db) }
             try store.deleteUser(userID: caller.userID, in: db)
             return Empty()
         }

@@ -1,4 +1,7 @@
+import Contracts
+import Foundation
 import GRDB
+import Wire
 
 /// Auth's tables. A shipped migration is never changed; later changes are new ones.
 enum AuthSchema {
@@ -64,6 +67,38 @@ enum AuthSchema {
                     created_at REAL NOT NULL
                 );
                 """)
+        }
+        migrator.registerMigration("auth-2") { db in
+            try db.execute(sql: """
+                -- Wrong passwords, each counted in several budgets (LoginPolicy): the
+                -- account from one origin, the account, the origin, and all of them.
+                -- login_failure counted by login string alone; its rows age out in
+                -- 15 minutes, so they are not carried over.
+                DROP TABLE login_failure;
+                CREATE TABLE password_failure (
+                    budget TEXT NOT NULL,
+                    at REAL NOT NULL
+                );
+                CREATE INDEX password_failure_budget ON password_failure(budget, at);
+                """)
+        }
+        migrator.registerMigration("auth-3") { db in
+            // The feed carried discoverable homes to the metre; followers get only the
+            // HomeGrid cell now (FeedUser). Entries written before are snapped in place.
+            let rows = try Row.fetchAll(db, sql: "SELECT seq, payload FROM change WHERE payload LIKE '%\"discoverable\":true%'")
+            for row in rows {
+                let payload: String = row["payload"]
+                guard case .object(var entry) = try JSONParser.parse(Data(payload.utf8)),
+                      case .object(var user)? = entry["user"], case .object(var home)? = user["location"],
+                      case .number(let lat)? = home["lat"], case .number(let lon)? = home["lon"] else { continue }
+                let cell = HomeGrid.snap(lat: lat.doubleValue, lon: lon.doubleValue)
+                home["lat"] = .number(.double(cell.lat))
+                home["lon"] = .number(.double(cell.lon))
+                user["location"] = .object(home)
+                entry["user"] = .object(user)
+                try db.execute(sql: "UPDATE change SET payload = ? WHERE seq = ?",
+                               arguments: [String(decoding: JSONWriter.data(.object(entry)), as: UTF8.self), row["seq"]])
+            }
         }
     }
 }

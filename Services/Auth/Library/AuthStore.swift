@@ -142,11 +142,14 @@ final class AuthStore: Sendable {
         return user
     }
 
-    /// Gives an anonymous user an account, keeping their id.
+    /// Gives an anonymous user an account, keeping their id. The row decides, not the
+    /// caller's token: a token from before an upgrade still says anonymous for up to
+    /// 15 minutes, and must not overwrite the account's email and password.
     func upgrade(userID: String, fields: AccountFields, now: Date, in db: Database) throws -> User {
         guard var record = try Self.record(where: "id = ?", [userID], in: db) else {
             throw ServiceError.unauthenticated("the user no longer exists")
         }
+        guard record.anonymous else { throw AuthHandlers.alreadyRegistered }
         record.email = fields.email
         record.emailKey = fields.email.lowercased()
         record.username = fields.username
@@ -316,26 +319,42 @@ final class AuthStore: Sendable {
             """, arguments: [now.timeIntervalSince1970, reason, userID, keptSessionID])
     }
 
-    // MARK: Login throttling
+    // MARK: Password failures
 
-    /// The times of the failed logins for `loginKey` since `date`, oldest first.
-    func loginFailures(_ loginKey: String, since date: Date) throws -> [Date] {
-        try database.pool.read { db in
-            try Double.fetchAll(db, sql: "SELECT at FROM login_failure WHERE login_key = ? AND at >= ? ORDER BY at",
-                                arguments: [loginKey, date.timeIntervalSince1970])
-                .map { Date(timeIntervalSince1970: $0) }
-        }
-    }
-
-    func recordLoginFailure(_ loginKey: String, at date: Date) throws {
+    /// Charges a password check to its budgets as a failure before it runs, in one
+    /// transaction with the check that each has room: concurrent guesses cannot all
+    /// pass the check before any is counted. Throws `BudgetSpent` (nothing charged)
+    /// when one is spent.
+    func charge(_ budgets: [FailureBudget], cleared: [String], window: TimeInterval, now: Date) throws -> ChargedAttempt {
         try database.pool.write { db in
-            try db.execute(sql: "INSERT INTO login_failure (login_key, at) VALUES (?, ?)",
-                           arguments: [loginKey, date.timeIntervalSince1970])
+            let since = now.addingTimeInterval(-window).timeIntervalSince1970
+            for budget in budgets {
+                let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM password_failure WHERE budget = ? AND at >= ?"),
+                                             arguments: [budget.key, since]) ?? 0
+                guard count >= budget.limit else { continue }
+                // The window admits another try once enough of these failures have aged out.
+                let oldest = try Double.fetchOne(db.cachedStatement(sql: """
+                    SELECT at FROM password_failure WHERE budget = ? AND at >= ? ORDER BY at LIMIT 1 OFFSET ?
+                    """), arguments: [budget.key, since, count - budget.limit]) ?? now.timeIntervalSince1970
+                throw BudgetSpent(budget: budget, reopensAt: Date(timeIntervalSince1970: oldest + window))
+            }
+            let insert = try db.cachedStatement(sql: "INSERT INTO password_failure (budget, at) VALUES (?, ?)")
+            var rows: [Int64] = []
+            for budget in budgets {
+                try insert.execute(arguments: [budget.key, now.timeIntervalSince1970])
+                rows.append(db.lastInsertedRowID)
+            }
+            return ChargedAttempt(failureRows: rows, clearedOnSuccess: cleared)
         }
     }
 
-    func clearLoginFailures(_ loginKey: String, in db: Database) throws {
-        try db.execute(sql: "DELETE FROM login_failure WHERE login_key = ?", arguments: [loginKey])
+    /// Takes back a charged check whose password was right, and empties the budgets
+    /// a right password clears; in the transaction that acts on it.
+    func forgive(_ attempt: ChargedAttempt, in db: Database) throws {
+        let deleteRow = try db.cachedStatement(sql: "DELETE FROM password_failure WHERE rowid = ?")
+        for row in attempt.failureRows { try deleteRow.execute(arguments: [row]) }
+        let clear = try db.cachedStatement(sql: "DELETE FROM password_failure WHERE budget = ?")
+        for budget in attempt.clearedOnSuccess { try clear.execute(arguments: [budget]) }
     }
 
     // MARK: Signing key
@@ -360,7 +379,7 @@ final class AuthStore: Sendable {
     /// tokens, and sessions ended a month ago.
     func purge(now: Date, loginWindow: TimeInterval) throws {
         try database.pool.write { db in
-            try db.execute(sql: "DELETE FROM login_failure WHERE at < ?",
+            try db.execute(sql: "DELETE FROM password_failure WHERE at < ?",
                            arguments: [now.addingTimeInterval(-loginWindow).timeIntervalSince1970])
             try db.execute(sql: "DELETE FROM refresh_token WHERE expires_at < ?", arguments: [now.timeIntervalSince1970])
             try db.execute(sql: "DELETE FROM session WHERE revoked_at < ?",

@@ -6,9 +6,9 @@ public enum AuthAPI {
 
     public static let register = Op<RegisterRequest, SessionReply>("auth.register", access: .anyone, effect: .sessionWrite)
     public static let login = Op<LoginRequest, SessionReply>("auth.login", access: .anyone, effect: .sessionWrite)
-    public static let anonymous = Op<Empty, SessionReply>("auth.anonymous", access: .anyone, effect: .sessionWrite)
+    public static let anonymous = Op<Empty, SessionReply>("auth.anonymous", access: .anyone, effect: .fresh)
     public static let upgrade = Op<RegisterRequest, SessionReply>("auth.upgrade", access: .user, effect: .sessionWrite)
-    public static let refresh = Op<RefreshRequest, SessionReply>("auth.refresh", access: .anyone, effect: .sessionWrite)
+    public static let refresh = Op<RefreshRequest, SessionReply>("auth.refresh", access: .anyone, effect: .fresh)
     public static let logout = Op<RefreshRequest, Empty>("auth.logout", access: .anyone, effect: .write)
     public static let me = Op<Empty, UserReply>("auth.me", access: .user, effect: .read)
     public static let profileUpdate = Op<ProfileUpdateRequest, UserReply>(
@@ -17,7 +17,7 @@ public enum AuthAPI {
     public static let passwordChange = Op<PasswordChangeRequest, SessionReply>(
         "auth.password.change", access: .user, effect: .sessionWrite)
     public static let usersGet = Op<UsersGetRequest, UsersReply>("auth.users.get", access: .anyone, effect: .read)
-    public static let usersLookup = Op<UsersLookupRequest, PublicUserReply>("auth.users.lookup", access: .user, effect: .read)
+    public static let usersLookup = Op<UsersLookupRequest, PublicUserReply>("auth.users.lookup", access: .registered, effect: .read)
     /// The reply's frame 1 holds the avatar's bytes.
     public static let avatarGet = Op<AvatarGetRequest, AvatarReply>("auth.avatar.get", access: .anyone, effect: .read)
     public static let delete = Op<DeleteRequest, Empty>("auth.delete", access: .user, effect: .write)
