@@ -19,7 +19,9 @@ struct GeoHandlers: Sendable {
         router.readRaw(GeoAPI.search, lane: .front, search)
         router.readRaw(GeoAPI.nearest, lane: .front, nearest)
         router.readRaw(GeoAPI.within, lane: .front, within)
-        router.read(GeoAPI.usersNear, lane: .front, usersNear)
+        // Thirty a minute per caller (bursts of 20): what a person searching for divers
+        // asks, and far from what mapping every home's cell would take.
+        router.read(GeoAPI.usersNear, lane: .front, limit: .init(perSecond: 0.5, burst: 20), usersNear)
         // A short name prefix may match tens of thousands of keys: off the front thread.
         router.read(GeoAPI.placesSearch, placesSearch)
         router.read(GeoAPI.placesReverse, lane: .front, placesReverse)

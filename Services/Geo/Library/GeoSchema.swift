@@ -55,5 +55,14 @@ enum GeoSchema {
                 CREATE INDEX fence_inside_post ON fence_inside(post_id);
                 """)
         }
+        migrator.registerMigration("geo-4") { db in
+            // Homes were kept to the metre; they are kept as their HomeGrid cell now.
+            // Following auth's feed again from 0 brings every discoverable home back,
+            // snapped, and re-applies every deletion (which applying twice leaves alone).
+            try db.execute(sql: """
+                DELETE FROM user_home;
+                DELETE FROM feed_cursor WHERE feed = 'auth';
+                """)
+        }
     }
 }

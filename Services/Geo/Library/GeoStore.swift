@@ -105,9 +105,11 @@ struct GeoStore: Sendable {
         for change in changes {
             if change.type == .updated, let user = change.user, let location = user.location, location.discoverable {
                 let attributes = String(decoding: try JSONValueEncoder().encodeData(user.profile.attributes, sortsKeys: true), as: UTF8.self)
+                // Auth sends homes snapped; an entry it wrote before it did is snapped here.
+                let home = HomeGrid.snap(lat: location.lat, lon: location.lon)
                 try db.execute(sql: "INSERT OR REPLACE INTO user_home (user_id, lat, lon, attributes) VALUES (?, ?, ?, ?)",
-                               arguments: [change.userId, location.lat, location.lon, attributes])
-                applied.append(.set(UserIndex.Home(userId: change.userId, lat: location.lat, lon: location.lon,
+                               arguments: [change.userId, home.lat, home.lon, attributes])
+                applied.append(.set(UserIndex.Home(userId: change.userId, lat: home.lat, lon: home.lon,
                                                    attributes: user.profile.attributes)))
             } else {
                 try db.execute(sql: "DELETE FROM user_home WHERE user_id = ?", arguments: [change.userId])

@@ -52,18 +52,24 @@ public final class UserIndex: Sendable {
         snapshot.withLock { $0 = next }
     }
 
-    /// Users within `radius`, banded distance first, then id; `caller` left out.
+    /// Users whose banded distance is within `radius` (itself rounded up to a band),
+    /// banded distance first, then id; `caller` left out.
+    ///
+    /// Nothing here looks at a distance finer than its band, and homes are
+    /// `HomeGrid` cell centres: what a caller learns, however many queries it makes
+    /// from wherever, is the cell.
     func near(lat: Double, lon: Double, radius: Double, attributes: Attributes?, excluding caller: String, limit: Int) -> [NearUser] {
         let current = snapshot.withLock { $0 }
         let center = UnitVector(lat: lat, lon: lon)
+        let reach = Self.band(radius)
         var found: [NearUser] = []
-        current.tree.forEach(near: center, chordSquared: Sphere.chordSquaredBound(forDistance: radius)) { point in
+        current.tree.forEach(near: center, chordSquared: Sphere.chordSquaredBound(forDistance: reach)) { point in
             let home = current.homes[Int(point.slot)]
             guard home.userId != caller else { return }
-            let distance = Sphere.distance(lat1: lat, lon1: lon, lat2: home.lat, lon2: home.lon)
-            guard distance <= radius else { return }
+            let band = Self.band(Sphere.distance(lat1: lat, lon1: lon, lat2: home.lat, lon2: home.lon))
+            guard band <= reach else { return }
             if let attributes, !attributes.values.allSatisfy({ home.attributes[$0.key] == $0.value }) { return }
-            found.append(NearUser(userId: home.userId, distance: Self.band(distance)))
+            found.append(NearUser(userId: home.userId, distance: band))
         }
         // Ordered by the band, not the exact distance, so the order tells no more
         // than the distances shown.

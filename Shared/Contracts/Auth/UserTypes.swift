@@ -215,9 +215,15 @@ public struct FeedUser: Codable, Sendable, Equatable {
         self.location = location
     }
 
+    /// What followers see of `user`: a home only while it is discoverable, and then
+    /// only its `HomeGrid` cell.
     public init(_ user: User) {
-        self.init(profile: user.publicProfile, anonymous: user.anonymous,
-                  location: user.location?.discoverable == true ? user.location : nil)
+        let home = user.location.flatMap { location -> UserLocation? in
+            guard location.discoverable else { return nil }
+            let cell = HomeGrid.snap(lat: location.lat, lon: location.lon)
+            return UserLocation(lat: cell.lat, lon: cell.lon, discoverable: true)
+        }
+        self.init(profile: user.publicProfile, anonymous: user.anonymous, location: home)
     }
 
     enum CodingKeys: String, CodingKey { case anonymous, location }
