@@ -285,7 +285,7 @@ let package = Package(
             name: "CatalogueTests",
             dependencies: [
                 "Catalogue", "Auth", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
-                "OpeningHours",
+                "OpeningHours", "Imaging",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Whether a venue is open at an instant, as apps show it.
-public enum OpenStatus: String, Sendable, Codable, Equatable {
+public enum OpenStatus: String, Sendable, Codable, Equatable, CaseIterable {
     case open
     /// Open, and closing within the next 30 minutes (inclusive).
     case closesSoon = "closes_soon"

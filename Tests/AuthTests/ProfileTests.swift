@@ -124,6 +124,18 @@ struct ProfileTests {
         #expect(error?.code == .badRequest)
     }
 
+    @Test("an avatar from a phone is kept and served without the position in its EXIF")
+    func avatarMetadata() throws {
+        let auth = try AuthFixture()
+        let session = try auth.register()
+        _ = try auth.client.call(AuthAPI.profileUpdate, ProfileUpdateRequest(), token: session.accessToken,
+                                 attachments: [TestImages.jpegWithLocation])
+        let served = try #require(try auth.client.callWithAttachments(AuthAPI.avatarGet, AvatarGetRequest(userId: session.user.id))
+            .attachments.first)
+        #expect(served.range(of: Data("GPS".utf8)) == nil && served.range(of: Data("PhoneMaker".utf8)) == nil)
+        #expect(served.count < TestImages.jpegWithLocation.count)
+    }
+
     @Test("a location is saved, and reaches the feed only while discoverable")
     func location() throws {
         let auth = try AuthFixture()

@@ -3,6 +3,7 @@ import Foundation
 import Geo
 import ServiceClient
 import ServiceKit
+import ServiceKitTesting
 import Synchronization
 import Wire
 
@@ -178,7 +179,7 @@ struct GeoBenchmark {
     private func checkAgainstBruteForce(posts: [DatasetPost], ids: [String], queries: [DatasetQuery], client: ServiceClient) throws -> Exactness {
         let byLatitude = posts.indices.sorted { posts[$0].lat < posts[$1].lat }
         let latitudes = byLatitude.map { posts[$0].lat }
-        let words = posts.map { TextTerms.words($0.title) }
+        let words = posts.map { ReferenceText.words($0.title) }
         var equal = 0
         var firstDifference: String?
         for (number, query) in queries.enumerated() {
@@ -188,7 +189,7 @@ struct GeoBenchmark {
                 let middle = (low + high) / 2
                 if latitudes[middle] < query.lat - band { low = middle + 1 } else { high = middle }
             }
-            let term = TextTerms.fold(query.term)
+            let term = ReferenceText.fold(query.term)
             var found: [(distance: Double, id: String)] = []
             var index = low
             while index < latitudes.count, latitudes[index] <= query.lat + band {

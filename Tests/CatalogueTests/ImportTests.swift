@@ -1,6 +1,7 @@
 import Contracts
 import GRDB
 import Foundation
+import Imaging
 import Testing
 import ServiceKitTesting
 import Wire
@@ -119,6 +120,24 @@ struct ImageTests {
         #expect(after.images == Array(images.dropFirst()))
         #expect(after.version == 5)
         #expect(catalogue.failure(CatalogueAPI.getImage, IDRequest(id: images[0].id))?.code == .notFound)
+    }
+
+    @Test("a phone's photo is served without its position, with its orientation, at the size stored", arguments: [
+        (TestImages.jpegWithLocation, ImageInfo.Format.jpeg), (TestImages.pngWithLocation, .png), (TestImages.webpWithLocation, .webp),
+    ])
+    func metadataTakenOut(photo: Data, format: ImageInfo.Format) throws {
+        let catalogue = try CatalogueFixture()
+        let owner = try catalogue.user()
+        let post = try catalogue.create(.sample(), token: owner.token)
+        let image = try catalogue.client.call(CatalogueAPI.addImage, AddImageRequest(postId: post.id), token: owner.token,
+                                              attachments: [photo]).image
+        let served = try #require(try catalogue.client.callWithAttachments(CatalogueAPI.getImage, IDRequest(id: image.id)).attachments.first)
+        for secret in ["GPS", "PhoneMaker", "xmpmeta", "taken at home"] {
+            #expect(served.range(of: Data(secret.utf8)) == nil, "\(format) still holds \(secret)")
+        }
+        #expect(ImageMetadata.orientation(served, format: format) == 6)
+        #expect(image.bytes == served.count && served.count < photo.count)
+        #expect((image.width, image.height) == (8, 6))
     }
 
     @Test("images are judged by their bytes", arguments: [

@@ -30,6 +30,28 @@ struct TripTests {
         #expect(try catalogue.client.call(CatalogueAPI.listTrips, Empty(), token: stranger.token).trips.isEmpty)
     }
 
+    @Test("trips.list over the socket: the soonest start first, undated trips last, ties and undated by newest")
+    func listOrder() throws {
+        let catalogue = try CatalogueFixture()
+        let owner = try catalogue.user()
+        func trip(_ title: String, start: String?) throws -> String {
+            try catalogue.client.call(CatalogueAPI.createTrip, CreateTripRequest(
+                title: title, city: "Rome", countryCode: "IT", start: start.map { LocalDate($0)! },
+                end: start.map { LocalDate($0)! }), token: owner.token).trip.id
+            }
+        // Made in an order that is none of the answers.
+        let undatedOld = try trip("undated, older", start: nil)
+        let late = try trip("late", start: "2027-09-01")
+        let soonOld = try trip("soon, older", start: "2027-03-01")
+        let undatedNew = try trip("undated, newer", start: nil)
+        let soonNew = try trip("soon, newer", start: "2027-03-01")
+        let middle = try trip("middle", start: "2027-05-15")
+        let listed = try catalogue.client.call(CatalogueAPI.listTrips, Empty(), token: owner.token).trips
+        #expect(listed.map(\.id) == [soonNew, soonOld, middle, late, undatedNew, undatedOld],
+                "\(listed.map(\.title))")
+        #expect(listed.allSatisfy { $0.members == nil })
+    }
+
     @Test("only the owner invites and deletes; members leave; the owner cannot leave")
     func tripRules() throws {
         let catalogue = try CatalogueFixture()

@@ -72,8 +72,12 @@ struct ChatTests {
         }
         #expect(try read(1) == 1)
         #expect(try read(0) == 1)  // a mark never moves back
-        #expect(try read(99) == 0)  // nor past the last message
+        #expect(try read(99) == 0)  // nor past the last message:
         #expect(try fixture.conversations(bob).conversations.first?.unread == 0)
+        // a mark at 99 would hide the next message; it is unread.
+        let fourth = try fixture.send("one more", from: ann, to: bob.id)
+        #expect(try fixture.conversations(bob).conversations.first?.unread == 1)
+        #expect(try read(fourth.seq) == 0)
 
         // 25 more, then pages: the latest, scroll-back by `before`, catch-up by `after`.
         for index in 0..<25 { try fixture.send("m\(index)", from: index % 2 == 0 ? ann : bob, to: index % 2 == 0 ? bob.id : ann.id) }
@@ -81,12 +85,12 @@ struct ChatTests {
             try fixture.client.call(ChatAPI.messages, MessagesRequest(conversationId: first.conversationId, before: before, after: after,
                                                                       limit: limit), token: ann.token).messages.map(\.seq)
         }
-        #expect(try page(limit: 5) == Array(24...28))
-        #expect(try page(before: 24, limit: 5) == Array(19...23))
+        #expect(try page(limit: 5) == Array(25...29))
+        #expect(try page(before: 25, limit: 5) == Array(20...24))
         #expect(try page(before: 3, limit: 5) == [1, 2])
-        #expect(try page(after: 26, limit: 5) == [27, 28])
+        #expect(try page(after: 27, limit: 5) == [28, 29])
         #expect(try page(after: 0, limit: 3) == [1, 2, 3])
-        #expect(try page() == Array(1...28))
+        #expect(try page() == Array(1...29))
         let texts = try fixture.client.call(ChatAPI.messages, MessagesRequest(conversationId: first.conversationId, limit: 2),
                                             token: bob.token).messages.map(\.text)
         #expect(texts == ["m23", "m24"])

@@ -184,3 +184,28 @@ struct FavouritesTests {
         #expect(try fixture.client.call(FavouritesAPI.list, FavouritesListRequest(), token: user.token).total == 0)
     }
 }
+
+@Suite("Favourites' readiness")
+struct FavouritesReadinessTests {
+    @Test("favourites is not ready while it cannot follow catalogue's feed, and says which feed")
+    func notReadyWithoutCatalogue() throws {
+        let fixture = try FavouritesFixture(environment: [
+            ServiceEndpoints.requestsVariable("catalogue"): "ipc:///tmp/hereabouts-no-catalogue-\(Identifier.random(count: 6)).sock",
+        ])
+        _ = try fixture.upstream.user()
+        let deadline = Date().addingTimeInterval(10)
+        var ready = try fixture.client.call(HealthAPI.ready("favourites"), Empty())
+        // auth's feed is read to its end within a poll; catalogue's never is.
+        while Date() < deadline, ready.feeds.first(where: { $0.feed == "auth" })?.ready != true {
+            Thread.sleep(forTimeInterval: 0.1)
+            ready = try fixture.client.call(HealthAPI.ready("favourites"), Empty())
+        }
+        #expect(!ready.ready)
+        #expect(ready.database?.writable == true)
+        #expect(ready.feeds.map(\.feed) == ["auth", "catalogue"])
+        #expect(ready.feeds.map(\.ready) == [true, false])
+        #expect(ready.feeds.last?.secondsSinceCaughtUp == nil)
+        // Liveness is another matter: it answers.
+        #expect(try fixture.client.call(HealthAPI.health("favourites"), Empty()).status == "ok")
+    }
+}

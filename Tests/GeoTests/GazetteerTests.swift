@@ -11,6 +11,19 @@ struct GazetteerTests {
         try! Gazetteer.shared(from: try! Gazetteer.defaultFile())
     }()
 
+    /// Every name of every place by its id, read from the shipped file here, apart from
+    /// the code under test: the `P` records' own name and `|`-separated alternates.
+    static let namesByID: [String: [String]] = {
+        let file = try! Data(contentsOf: try! Gazetteer.defaultFile())
+        let text = String(decoding: Gunzip.isGzip(file) ? try! Gunzip.inflate(file) : file, as: UTF8.self)
+        var names: [String: [String]] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("P\t") {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            names[String(fields[1])] = [String(fields[2])] + fields[9].split(separator: "|").map(String.init)
+        }
+        return names
+    }()
+
     private func first(_ q: String, countryCode: String? = nil) -> String? {
         Self.gazetteer.search(q, countryCode: countryCode, limit: 5).first.map { "\($0.name) \($0.countryCode)" }
     }
@@ -42,11 +55,17 @@ struct GazetteerTests {
         let newYork = try #require(yorkNames.firstIndex(of: "New York City"))
         #expect(yorkNames.firstIndex(of: "Yorkton").map { $0 < newYork } ?? true)
         #expect(first("new york") == "New York City US")
-        // Every result really matches, and a limit is kept.
+        // A limit is kept, and every result has a name or a word of one starting with the query.
         let springs = Self.gazetteer.search("spring", limit: 30)
         #expect(springs.count == 30)
+        for place in springs {
+            let names = Self.namesByID[place.id] ?? []
+            let words = names.flatMap { $0.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }) }
+            #expect(words.contains { $0.hasPrefix("spring") }, "\(place.name) does not match spring")
+        }
         // Population decides among names of the same quality.
         let exactSpringfields = Self.gazetteer.search("springfield", countryCode: "US", limit: 10).filter { $0.name == "Springfield" }
+        #expect(exactSpringfields.count >= 3)
         #expect(exactSpringfields.map(\.population) == exactSpringfields.map(\.population).sorted(by: >))
         #expect(Self.gazetteer.search("Qxqzzv", limit: 10).isEmpty)
     }

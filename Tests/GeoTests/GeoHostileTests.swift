@@ -63,8 +63,14 @@ struct GeoHostileTests {
             ("a fence plan of 0", "fences.plan", "{\(at),\"max\":0}", "invalid_argument max"),
             ("a body that is a list", "search", "[1]", "bad_request"),
             ("an unknown op", "teleport", "{}", "unknown_op"),
+            ("health with a list for a body", "health", "[]", "bad_request"),
+            ("readiness with a null body", "ready", "null", "bad_request"),
+            ("stats with a string for a body", "stats", #""all""#, "bad_request"),
         ]
-        #expect(cases.count >= 25)
+        // Every op the service answers meets at least one of them.
+        let covered = Set(cases.map { request($0.1, $0.2) }.compactMap { (try? JSONParser.parse($0))?.objectValue?["op"]?.stringValue })
+        let uncovered = Set(geo.geo.ops).subtracting(covered)
+        #expect(uncovered.isEmpty, "no hostile case for \(uncovered.sorted())")
         for (name, op, body, expected) in cases {
             let reply = try geo.stack.exchangeRaw("geo", frames: [request(op, body)])
             let frame0 = try #require(reply?.first, "no reply to \(name)")

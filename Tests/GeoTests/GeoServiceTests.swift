@@ -39,7 +39,8 @@ struct GeoServiceTests {
         // 22:45 in Amsterdam: closed; 21:40: closes soon; 03:00 with openNow: nothing.
         #expect(try search("burger", at: "2026-11-23T21:45:00Z").hits.first?.openStatus == "closed")
         #expect(try search("burger", at: "2026-11-23T20:40:00Z").hits.first?.openStatus == "closes_soon")
-        #expect(try search("burger", at: "2026-11-23T20:40:00Z").hits.first?.openStatus == "closes_soon")
+        // 10:45 in Amsterdam, a quarter of an hour before 11:00: opens soon.
+        #expect(try search("burger", at: "2026-11-24T09:45:00Z").hits.first?.openStatus == "opens_soon")
         #expect(try search(nil, openNow: true, at: "2026-11-23T03:00:00Z").hits.isEmpty)
         #expect(try search(nil, openNow: true).hits.map(\.id) == [bar.id])
         #expect(try search("Dom", at: "2026-11-23T03:00:00Z").hits.first?.openStatus == nil)

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import ServiceKitTesting
 @testable import Geo
 import Testing
 import Wire
@@ -41,16 +42,10 @@ struct IndexPropertyTests {
                            createdAt: Date(timeIntervalSince1970: Double(1_700_000_000 + n % 50)))
     }
 
-    /// A post matches a query as the protocol says.
+    /// A post matches a query as the protocol says (by the reference words, not geo's).
     static func matches(_ post: IndexedPost, q: String?, kinds: [String]?) -> Bool {
         if let kinds, !kinds.isEmpty, !kinds.contains(post.kind) { return false }
-        let words = TextTerms.words(q ?? "")
-        let held = Set(([post.title, post.text, post.category ?? ""] + post.tags).flatMap(TextTerms.words))
-        for (index, word) in words.enumerated() {
-            let ok = index == words.count - 1 ? held.contains { $0.hasPrefix(word) } : held.contains(word)
-            if !ok { return false }
-        }
-        return true
+        return ReferenceText.matches(q, [post.title, post.text, post.category ?? ""] + post.tags)
     }
 
     static func decode(_ page: HitPage) throws -> [Hit] {
@@ -167,7 +162,7 @@ struct IndexPropertyTests {
                     cursor = try page.nextCursor.map { try PageCursor(decoding: $0, sort: sort.rawValue) }
                 } while cursor != nil
                 let ordered = expected.sorted { a, b in
-                    func titleKey(_ p: IndexedPost) -> String { TextTerms.fold(p.title) }
+                    func titleKey(_ p: IndexedPost) -> String { ReferenceText.fold(p.title) }
                     switch sort {
                     case .newest where a.createdAt != b.createdAt: return a.createdAt > b.createdAt
                     case .rating where (a.rating.average ?? -1) != (b.rating.average ?? -1):

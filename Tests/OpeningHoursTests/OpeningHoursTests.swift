@@ -62,6 +62,8 @@ struct OpeningHoursTests {
         HoursCase("Su 20:00-03:00", at("2026-11-29 19:59"), .opensSoon, "Sunday 19:59"),
         HoursCase("Fr-Mo 10:00-12:00", at("2026-11-29 11:00"), .open, "Sunday inside a wrapping day range"),
         HoursCase("Fr-Mo 10:00-12:00", at("2026-11-25 11:00"), .closed, "Wednesday outside it"),
+        HoursCase("Fr-Mo 10:00-12:00", at("2026-11-27 09:45"), .opensSoon, "Friday, where the wrapping range begins"),
+        HoursCase("Mo-Th 09:00-17:00; Fr 09:00-13:00", at("2026-11-27 14:00"), .closed, "Friday's own shorter hours"),
         HoursCase("Mo-Su 00:00-24:00", at("2026-11-23 23:50"), .open, "midnight between open days is no closing"),
         HoursCase("24/7; Su off", at("2026-11-29 12:00"), .closed, "Sunday, overridden"),
         HoursCase("24/7; Su off", at("2026-11-28 23:45"), .closesSoon, "Saturday before midnight"),
@@ -97,8 +99,21 @@ struct OpeningHoursTests {
         #expect(hours.status(at: example.instant, in: TimeZone(identifier: example.zone)!) == example.expected)
     }
 
-    @Test("the table holds at least 25 cases")
-    func tableSize() { #expect(Self.cases.count >= 25) }
+    @Test("the table reaches every status, every day of the week and both daylight-saving switches")
+    func tableCoverage() throws {
+        #expect(Set(Self.cases.map(\.expected)) == Set(OpenStatus.allCases))
+        var calendar = Calendar(identifier: .gregorian)
+        let weekdays = Set(Self.cases.map { example in
+            calendar.timeZone = TimeZone(identifier: example.zone)!
+            return calendar.component(.weekday, from: example.instant)
+        })
+        #expect(weekdays == Set(1...7))
+        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        // Some case within a day of each switch in 2026 (29 March, 25 October).
+        for switchDay in [at("2026-03-29 12:00"), at("2026-10-25 12:00")] {
+            #expect(Self.cases.contains { $0.zone == berlin.identifier && abs($0.instant.timeIntervalSince(switchDay)) < 24 * 3600 })
+        }
+    }
 
     @Test("strings outside the grammar are refused with a reason", arguments: [
         "", "   ", "Mo-Fr", "Mo 9:00-17:00", "Mo 09:00-25:00", "Xx 09:00-10:00", "Mo 10:00-10:00",

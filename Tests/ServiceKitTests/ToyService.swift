@@ -110,6 +110,7 @@ final class ToyService: RunnableService {
     }
 
     func answer(_ frames: [Data]) -> [Data] { server.answer(frames) }
+    var ops: [String] { server.ops }
 
     func start() throws { try server.start() }
     func stop() { server.stop() }

@@ -40,6 +40,25 @@ struct StackProcessTests {
         let auth = client("auth"), catalogue = client("catalogue"), geo = client("geo"), favourites = client("favourites"),
             chat = client("chat")
         defer { [auth, catalogue, geo, favourites, chat].forEach { $0.close() } }
+
+        // Each process's health body says who it is and what it holds, and each is ready
+        // (its file takes writes; every feed it follows read to its end).
+        let followed = ["auth": [], "catalogue": ["auth"], "geo": ["auth", "catalogue"], "favourites": ["auth", "catalogue"],
+                        "chat": ["auth"]]
+        for (service, client) in zip(services, [auth, catalogue, geo, favourites, chat]) {
+            let health = try client.call(HealthAPI.health(service), Empty())
+            #expect(health.service == service && health.status == "ok" && health.version == HereaboutsVersion.current)
+            #expect(health.uptimeSeconds >= 0 && health.uptimeSeconds < 120)
+            let memory = try #require(health.memory, "\(service) reports no memory")
+            #expect(memory.residentBytes > 1_000_000 && memory.sqliteBytes > 0 && memory.sqliteBytes < memory.residentBytes)
+            let ready = try eventually { () -> ReadyReply? in
+                let reply = try client.call(HealthAPI.ready(service), Empty())
+                return reply.ready ? reply : nil
+            }
+            #expect(ready.database == DatabaseReadiness(writable: true))
+            #expect(ready.feeds.map(\.feed) == followed[service], "\(service)")
+            #expect(ready.feeds.allSatisfy { $0.lag == 0 && ($0.secondsSinceCaughtUp ?? 99) < 10 })
+        }
         // Until it answers (a follower may be a moment behind), for 20 s at most.
         func eventually<T>(_ body: () throws -> T?) throws -> T {
             let deadline = Date().addingTimeInterval(20)

@@ -87,6 +87,8 @@ public final class AuthService: RunnableService {
 
     public func answer(_ frames: [Data]) -> [Data] { server.answer(frames) }
 
+    public var ops: [String] { server.ops }
+
     public func start() throws {
         if let events = settings.eventsEndpoint {
             let publisher = try EventPublisher(endpoint: events, security: ServerSecurity(settings),

@@ -47,6 +47,8 @@ public final class ChatService: RunnableService {
 
     public func answer(_ frames: [Data]) -> [Data] { server.answer(frames) }
 
+    public var ops: [String] { server.ops }
+
     public func start() throws {
         if let endpoint = settings.eventsEndpoint { try events.open(endpoint: endpoint, security: ServerSecurity(settings)) }
         try server.start()

@@ -49,6 +49,8 @@ public final class FavouritesService: RunnableService {
 
     public func answer(_ frames: [Data]) -> [Data] { server.answer(frames) }
 
+    public var ops: [String] { server.ops }
+
     public func start() throws {
         try server.start()
         postFollower.start()

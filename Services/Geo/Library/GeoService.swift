@@ -116,6 +116,8 @@ public final class GeoService: RunnableService {
 
     public func answer(_ frames: [Data]) -> [Data] { server.answer(frames) }
 
+    public var ops: [String] { server.ops }
+
     public func start() throws {
         if let events = settings.eventsEndpoint {
             try self.events.open(endpoint: events, security: ServerSecurity(settings))

@@ -112,6 +112,9 @@ public final class Server: Sendable {
                                         rateLimiter: configuration.rateLimit.map(RateLimiter.init))
     }
 
+    /// The ops this server answers, by name.
+    public var ops: [String] { pipeline.router.allRoutes.map(\.name).sorted() }
+
     /// The endpoint clients connect to, with the port a `tcp://…:*` bind was given.
     public var endpoint: String {
         boundEndpoint.withLock { $0 } ?? configuration.endpoint

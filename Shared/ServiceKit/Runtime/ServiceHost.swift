@@ -11,6 +11,8 @@ public protocol RunnableService: Sendable {
     /// Answers one request in this process with no socket (see `Server.answer`):
     /// how the fuzzer drives a service.
     func answer(_ frames: [Data]) -> [Data]
+    /// The ops it answers, `health` and `ready` included, by name.
+    var ops: [String] { get }
 }
 
 /// Runs services until SIGTERM or SIGINT, then stops them in reverse order.
