@@ -31,24 +31,27 @@ struct All: ParsableCommand {
         let directory = URL(fileURLWithPath: scratch).appendingPathComponent("hb-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
+        let report = BenchmarkReport(path: output)
         let suites: [(String, () throws -> String)] = [
-            ("foundation", { try AuthBenchmark(seconds: seconds, directory: directory.appendingPathComponent("foundation")).run() }),
+            ("foundation", { try AuthBenchmark(seconds: seconds, directory: directory.appendingPathComponent("foundation"), report: report).run() }),
             ("catalogue", {
                 try CatalogueBenchmark(seconds: seconds, directory: directory.appendingPathComponent("catalogue"),
-                                       dataset: dataset.map { URL(fileURLWithPath: $0) }).run()
+                                       dataset: dataset.map { URL(fileURLWithPath: $0) }, report: report).run()
             }),
-            ("messaging", { try MessagingBenchmark(seconds: seconds, directory: directory.appendingPathComponent("messaging")).run() }),
+            ("messaging", {
+                try MessagingBenchmark(seconds: seconds, directory: directory.appendingPathComponent("messaging"), report: report).run()
+            }),
             ("geo", {
                 guard let dataset else { return "## Geo\n\nSkipped: needs `--dataset` (make bench makes it)." }
                 return try GeoBenchmark(seconds: seconds, directory: directory.appendingPathComponent("geo"),
-                                        dataset: URL(fileURLWithPath: dataset)).run()
+                                        dataset: URL(fileURLWithPath: dataset), report: report).run()
             }),
         ]
         for (name, suite) in suites where only.isEmpty || only.contains(name) {
             try FileManager.default.createDirectory(at: directory.appendingPathComponent(name), withIntermediateDirectories: true)
             let section = try suite()
             print(section)
-            try BenchmarkReport.write(section: name, body: section, to: output)
+            try report.write(section: name, body: section)
         }
     }
 }

@@ -10,9 +10,11 @@ import Wire
 /// as processes on loopback; each client works through the apps' flows in a loop
 /// (publish a post with a photo, edit it, search around it, save the last one,
 /// chat with a buddy, rate, plan a trip, delete what it published) until the time
-/// or its op budget runs out. Passes with no error other than the expected ones and
-/// every service's memory at the end within 10% of where it stood after the first
-/// minute; writes the figures into the benchmark report.
+/// or its op budget runs out. Passes with no error other than the expected ones,
+/// every service's memory but SQLite's page caches at the end within 10% of where it
+/// stood after the first minute, and its whole resident set at the end within 10% of
+/// where it stood at minute 5, once the page caches have filled; writes the figures
+/// into the benchmark report.
 struct Soak: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "soak", abstract: "Mixed ops on all five services for minutes; checks errors and memory.")
 
@@ -76,29 +78,36 @@ struct Soak: ParsableCommand {
         let early = memory()
         let opsEarly = tally.totalOps
         var peak = early.mapValues(\.residentBytes)
+        // By minute 5 (or half a shorter run) the page caches have filled to their size.
+        let filled = min(300, seconds / 2)
+        var full: [String: MemoryUse] = [:]
         while Date() < deadline, done.wait(timeout: .now() + 5) == .timedOut {
-            for (service, use) in memory() { peak[service] = max(peak[service] ?? 0, use.residentBytes) }
+            let now = memory()
+            for (service, use) in now { peak[service] = max(peak[service] ?? 0, use.residentBytes) }
+            if full.isEmpty, Date().timeIntervalSince(started) >= filled { full = now }
         }
         done.wait()
         let elapsed = Date().timeIntervalSince(started)
         let late = memory()
 
         var memoryRows = ""
-        var memoryOK = late.count == services.count && early.count == services.count
-        var residentOK = memoryOK
+        var memoryOK = late.count == services.count && early.count == services.count && full.count == services.count
         for service in services {
-            guard let before = early[service], let after = late[service] else {
-                memoryRows += "| \(service) | – | – | – | – | – | **no answer** |\n"
+            guard let before = early[service], let after = late[service], let filledUse = full[service] else {
+                memoryRows += "| \(service) | – | – | – | – | – | – | – | **no answer** |\n"
                 continue
             }
-            let growth = percent(after.residentBytes, of: before.residentBytes)
-            // Everything but SQLite's page caches, which fill up to their set size as the files grow.
+            // Everything but SQLite's page caches, which fill up to their set size as the files grow…
             let otherGrowth = percent(after.residentBytes - after.sqliteBytes, of: before.residentBytes - before.sqliteBytes)
-            memoryOK = memoryOK && otherGrowth <= 10
-            residentOK = residentOK && growth <= 10
-            memoryRows += "| \(service) | \(mib(before.residentBytes)) (\(mib(before.sqliteBytes))) | \(mib(peak[service] ?? 0)) "
-                + "| \(mib(after.residentBytes)) (\(mib(after.sqliteBytes))) | \(format(growth, 1)) % "
-                + "| \(format(otherGrowth, 1)) % | \(otherGrowth <= 10 ? "yes" : "**no**") |\n"
+            // …and the whole process once they are full.
+            let wholeGrowth = percent(after.residentBytes, of: filledUse.residentBytes)
+            let ok = otherGrowth <= 10 && wholeGrowth <= 10
+            memoryOK = memoryOK && ok
+            memoryRows += "| \(service) | \(mib(before.residentBytes)) (\(mib(before.sqliteBytes))) "
+                + "| \(mib(filledUse.residentBytes)) (\(mib(filledUse.sqliteBytes))) | \(mib(peak[service] ?? 0)) "
+                + "| \(mib(after.residentBytes)) (\(mib(after.sqliteBytes))) "
+                + "| \(format(otherGrowth, 1)) % | \(format(wholeGrowth, 1)) % | \(format(percent(after.residentBytes, of: before.residentBytes), 1)) % "
+                + "| \(ok ? "yes" : "**no**") |\n"
         }
         let unexpected = tally.unexpectedErrors
         var opRows = ""
@@ -114,12 +123,12 @@ struct Soak: ParsableCommand {
         let report = """
         ## Soak: mixed ops on all five services
 
-        Measured \(Timestamp.format(Date())) with `make soak` (`hereabouts-bench soak --minutes \(format(minutes, minutes.rounded() == minutes ? 0 : 1)) --clients \(clients)`),
-        release build, on \(Machine.description). The five services run as separate processes on loopback TCP,
+        \(Machine.measured(with: "`make soak` (`hereabouts-bench soak --minutes \(format(minutes, minutes.rounded() == minutes ? 0 : 1)) --clients \(clients)`)")) The five services run as separate processes on loopback TCP,
         write rate limits off. Each client is a registered user with a buddy and loops through the apps' flows:
         `auth.me`, `auth.location.set`; create a post with hours, a notify radius and a photo, fetch the photo, edit
         the post, get it, list the user's posts; `geo.search`, `geo.nearest`, `geo.within`, `geo.places.search`,
-        `geo.places.reverse`, `geo.users.near`, `geo.fences.update`; save the previous post, list, check and unsave
+        `geo.places.reverse`, `geo.fences.update` (and `geo.users.near` every twentieth round, within its limit of 30 a
+        minute per caller); save the previous post, list, check and unsave
         it; a chat message to the buddy, who lists conversations, reads and marks it read; the buddy rates the post;
         every tenth round a trip with the buddy invited; then the previous post is deleted, so the data stays about
         the same size while the feeds, kept replies and chat history grow.
@@ -131,19 +140,20 @@ struct Soak: ParsableCommand {
 
         Memory as each service's `health` reports it: the resident set, with SQLite's heap (almost all of
         it the connections' page caches, `cache_size` 32 MiB per connection) in brackets. The page caches fill
-        as the files grow and stop at their size; the check is on the rest of the process, which must end
-        within 10% of where it stood after \(format(settle)) s. The whole resident set \(residentOK ? "also stayed" : "did not stay")
-        within 10%.
+        as the files grow and stop at their size. The rule, as checked, per service: (1) the resident set less
+        SQLite's heap at the end is within 10 % of what it was after \(format(settle)) s; (2) the whole resident set
+        at the end is within 10 % of what it was at \(format(filled)) s, when the page caches have filled. The last
+        change column (the whole set against \(format(settle)) s) is shown, not checked: it holds the caches' filling.
 
-        | service | RSS after \(format(settle)) s (SQLite) | peak | RSS at the end (SQLite) | RSS change | change without SQLite | within 10% |
-        |---|---|---|---|---|---|---|
+        | service | RSS at \(format(settle)) s (SQLite) | RSS at \(format(filled)) s (SQLite) | peak | RSS at the end (SQLite) | (1) without SQLite since \(format(settle)) s | (2) whole since \(format(filled)) s | whole since \(format(settle)) s | both within 10 % |
+        |---|---|---|---|---|---|---|---|---|
         \(memoryRows)
         | op | calls | errors |
         |---|---|---|
         \(opRows)
         """
         print(report)
-        try BenchmarkReport.write(section: "soak", body: report, to: output)
+        try BenchmarkReport(path: output).write(section: "soak", body: report)
         if !passed { throw ExitCode(1) }
     }
 
@@ -242,7 +252,10 @@ private final class SoakClient {
                                        "maxLat": .number(.double(lat + 0.05)), "maxLon": .number(.double(lon + 0.05))], nil)
             call("geo", "geo.places.search", ["q": .string(String(place.name.prefix(4 + round % 3)))], nil)
             call("geo", "geo.places.reverse", point, nil)
-            call("geo", "geo.users.near", point.merging(["radius": .number(.integer(20000))]) { $1 }, token)
+            // Divers near a place, as often as a person asks (the op allows 30 a minute per caller).
+            if round % 20 == 0 {
+                call("geo", "geo.users.near", point.merging(["radius": .number(.integer(20000))]) { $1 }, token)
+            }
             call("geo", "geo.fences.update", point, buddy.token)
 
             if let previousPost {
