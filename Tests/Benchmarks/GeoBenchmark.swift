@@ -69,7 +69,9 @@ struct GeoBenchmark {
         let redis = try RedisPeer(directory: directory)
         defer { redis.stop() }
         let redisLoaded = try loadRedis(redis, posts: posts)
-        let postgis = try PostGISPeer(directory: directory.appendingPathComponent("postgres"))
+        // Beside geo's data directory, not in it: services keep theirs to themselves (0700),
+        // and PostgreSQL runs as its own user.
+        let postgis = try PostGISPeer(directory: directory.deletingLastPathComponent().appendingPathComponent("geo-postgres"))
         defer { postgis.stop() }
         try loadPostGIS(postgis, posts: posts)
 
