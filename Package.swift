@@ -79,6 +79,13 @@ let package = Package(
             path: "Shared/ServiceClient",
             swiftSettings: swiftSettings
         ),
+        // What every client of the stack does alike (here, the edge): joins, completions, how errors surface.
+        .target(
+            name: "StackClient",
+            dependencies: ["Contracts", "Wire"],
+            path: "Shared/StackClient",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "ServiceKit",
             dependencies: [
@@ -151,7 +158,7 @@ let package = Package(
         .target(
             name: "Geo",
             dependencies: [
-                "ServiceKit", "Contracts", "Wire", "OpeningHours", "CZlib",
+                "ServiceKit", "ServiceClient", "Contracts", "Wire", "OpeningHours", "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -220,14 +227,14 @@ let package = Package(
         // MARK: Gateway
         .target(
             name: "Gateway",
-            dependencies: ["ServiceClient", "Contracts", "Wire", "ZeroMQ"],
+            dependencies: ["ServiceClient", "StackClient", "Contracts", "Wire", "ZeroMQ"],
             path: "Services/Gateway/Library",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "Here",
             dependencies: [
-                "Gateway", "ServiceClient", "Contracts", "Wire", "ZeroMQ", "OpeningHours",
+                "Gateway", "ServiceClient", "StackClient", "Contracts", "Wire", "ZeroMQ", "OpeningHours",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Services/Gateway/Executable",
@@ -326,7 +333,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "Contracts", "Wire"],
+            dependencies: ["Gateway", "StackClient", "Contracts", "Wire"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -39,6 +39,37 @@ public enum ReplyEnvelope {
         return Data(writer.bytes)
     }
 
+    /// The id a reply echoes. Services write frame 0 as `{"v":1,"id":"…",…` with an id of
+    /// plain characters, so that prefix is read without parsing the rest; any other
+    /// reply is parsed.
+    public static func requestID(of frame0: Data) -> String? {
+        let prefix = Array(#"{"v":1,"id":""#.utf8)
+        if frame0.count > prefix.count, frame0.starts(with: prefix) {
+            let start = frame0.startIndex + prefix.count
+            if let end = frame0[start...].firstIndex(of: UInt8(ascii: "\"")) {
+                let id = frame0[start..<end]
+                if id.allSatisfy(Identifier.isIDByte) { return String(decoding: id, as: UTF8.self) }
+            }
+        }
+        guard case .object(let object)? = try? JSONParser.parse(frame0), case .string(let id)? = object["id"] else { return nil }
+        return id
+    }
+
+    /// The body of a success reply as JSON text, without parsing it when frame 0 is
+    /// laid out as `success(id:rawBody:)` writes it; nil for a failure.
+    public static func successBody(of frame0: Data) -> Data? {
+        if let id = requestID(of: frame0) {
+            var prefix = Array(#"{"v":1,"id":""#.utf8)
+            prefix += Array(id.utf8)
+            prefix += Array(#"","ok":true,"body":"#.utf8)
+            if frame0.count > prefix.count, frame0.starts(with: prefix), frame0.last == UInt8(ascii: "}") {
+                return Data(frame0[(frame0.startIndex + prefix.count)..<(frame0.endIndex - 1)])
+            }
+        }
+        guard case .success(let body) = decode(frame0).result else { return nil }
+        return JSONWriter.data(.object(body))
+    }
+
     /// A reply as a client reads it.
     public struct Decoded: Sendable {
         public let id: String

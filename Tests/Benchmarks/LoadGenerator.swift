@@ -1,4 +1,5 @@
 import Foundation
+import ServiceClient
 import Synchronization
 import ServiceKit
 import ZeroMQ

@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 @testable import Gateway
+import StackClient
 import Testing
 import Wire
 

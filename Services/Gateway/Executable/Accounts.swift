@@ -143,3 +143,59 @@ struct ProfileSet: GatewayCommand {
         print("Profile saved: \(describe(reply.user))")
     }
 }
+
+struct Password: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Your password.", subcommands: [PasswordChange.self])
+}
+
+struct PasswordChange: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "change", abstract: "Change your password (other sessions end).",
+        discussion: "With --password-stdin, the old password is the first line and the new one the second.")
+    @OptionGroup var options: CommonOptions
+    @Flag(help: "Read both passwords from stdin.") var passwordStdin = false
+
+    func execute(_ gateway: Gateway) throws {
+        let old = try readPassword(fromStdin: passwordStdin, prompt: "Current password: ")
+        let new = try readPassword(fromStdin: passwordStdin, prompt: "New password: ")
+        let reply = try gateway.call(AuthAPI.passwordChange, PasswordChangeRequest(oldPassword: old, newPassword: new), token: .required)
+        try gateway.signIn(reply)
+        try confirm(options, reply, "Password changed; this session goes on, others have ended")
+    }
+}
+
+struct Account: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Your account.", subcommands: [AccountDelete.self])
+}
+
+struct AccountDelete: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete your account: your posts, favourites and trips go; chats stay readable for the others.")
+    @OptionGroup var options: CommonOptions
+    @Flag(help: "Read the password from stdin.") var passwordStdin = false
+
+    func execute(_ gateway: Gateway) throws {
+        let reply = try gateway.call(AuthAPI.delete, DeleteRequest(password: try readPassword(fromStdin: passwordStdin)), token: .required)
+        gateway.signOut()
+        try confirm(options, reply, "Account deleted")
+    }
+}
+
+struct LocationCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "location", abstract: "Your saved home location.",
+                                                    subcommands: [LocationSet.self])
+}
+
+struct LocationSet: GatewayCommand {
+    static let configuration = CommandConfiguration(commandName: "set", abstract: "Save your home location (never tracked).")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "PLACE or LAT,LON.") var point: String
+    @Flag(help: "Let others find you with `here divers near`.") var discoverable = false
+
+    func execute(_ gateway: Gateway) throws {
+        let at = try coordinates(of: PointArgument(point), gateway)
+        let reply = try gateway.call(AuthAPI.locationSet, LocationSetRequest(lat: at.lat, lon: at.lon, discoverable: discoverable),
+                                     token: .required)
+        try confirm(options, reply, "Home saved at \(at.place.map(placeLabel) ?? "\(at.lat),\(at.lon)")\(discoverable ? ", discoverable" : "")")
+    }
+}

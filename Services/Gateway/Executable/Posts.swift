@@ -3,7 +3,11 @@ import Contracts
 import Foundation
 import Gateway
 import OpeningHours
+import StackClient
 import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct PostCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -46,11 +50,11 @@ struct PostCreate: GatewayCommand {
     func execute(_ gateway: Gateway) throws {
         let point = try coordinates(of: PointArgument(at), gateway)
         let nearest = try gateway.call(GeoAPI.placesReverse, PlacesReverseRequest(lat: point.lat, lon: point.lon), token: .none).place
-        let draft = PostDraft(kind: kind, title: title, text: text, lat: point.lat, lon: point.lon, category: category,
-                              tags: tags.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? [],
-                              price: try price.map(parsePrice), hours: hours, timezone: timezone ?? nearest.timezone,
-                              place: PostPlace(city: (point.place ?? nearest).name, countryCode: nearest.countryCode),
-                              notifyRadius: notifyRadius, ref: ref)
+        let draft = PostPlacement.complete(
+            PostDraft(kind: kind, title: title, text: text, lat: point.lat, lon: point.lon, category: category,
+                      tags: tags.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? [],
+                      price: try price.map(parsePrice), hours: hours, timezone: timezone, notifyRadius: notifyRadius, ref: ref),
+            nearest: nearest, placeName: point.place?.name)
         // Photos are read before the post exists, so a missing file leaves nothing half made.
         let photos = try image.map { path -> Data in
             guard let data = FileManager.default.contents(atPath: path) else { throw GatewayError("cannot read \(path)") }
@@ -111,12 +115,146 @@ struct PostShow: GatewayCommand {
     }
 }
 
+struct PostEdit: GatewayCommand {
+    static let configuration = CommandConfiguration(commandName: "edit", abstract: "Change fields of one of your posts.")
+    @OptionGroup var options: CommonOptions
+    @Argument var id: String
+    @Option var title: String?
+    @Option var text: String?
+    @Option var category: String?
+    @Option(help: "Comma-separated; replaces the tags.") var tags: String?
+    @Option(help: "e.g. \"12.50 EUR\".") var price: String?
+    @Option(help: "OSM opening_hours.") var hours: String?
+    @Option(help: "Metres (10–5,000).") var notifyRadius: Double?
+    @Flag(help: "Remove the opening hours.") var clearHours = false
+    @Flag(help: "Remove the notify radius (no longer a geofence).") var clearNotifyRadius = false
+
+    func execute(_ gateway: Gateway) throws {
+        var request = UpdatePostRequest(id: id)
+        if let title { request.title = .set(title) }
+        if let text { request.text = .set(text) }
+        if let category { request.category = .set(category) }
+        if let tags { request.tags = .set(tags.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
+        if let price { request.price = .set(try parsePrice(price)) }
+        if let hours { request.hours = .set(hours) }
+        if clearHours { request.hours = .cleared }
+        if let notifyRadius { request.notifyRadius = .set(notifyRadius) }
+        if clearNotifyRadius { request.notifyRadius = .cleared }
+        let post = try gateway.call(CatalogueAPI.update, request, token: .required).post
+        if options.json { return try Output.json(PostReply(post: post)) }
+        print("Updated \(post.id) (version \(post.version))")
+    }
+}
+
 struct PostRemove: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete one of your posts (its images and ratings go with it).")
     @OptionGroup var options: CommonOptions
     @Argument var id: String
     func execute(_ gateway: Gateway) throws {
         try confirm(options, try gateway.call(CatalogueAPI.delete, IDRequest(id: id), token: .required), "Deleted \(id)")
+    }
+}
+
+struct PostImageCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "image", abstract: "A post's photos (JPEG, PNG or WebP, ≤ 5 MiB, ≤ 10 a post).",
+                                                    subcommands: [ImageAdd.self, ImageGet.self, ImageRemove.self])
+}
+
+struct ImageAdd: GatewayCommand {
+    static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a photo to one of your posts.")
+    @OptionGroup var options: CommonOptions
+    @Argument var post: String
+    @Argument var file: String
+
+    func execute(_ gateway: Gateway) throws {
+        guard let data = FileManager.default.contents(atPath: file) else { throw GatewayError("cannot read \(file)") }
+        let image = try gateway.call(CatalogueAPI.addImage, AddImageRequest(postId: post), token: .required, attachments: [data]).image
+        if options.json { return try Output.json(ImageReply(image: image)) }
+        print("Added \(image.id): \(image.contentType), \(image.width)×\(image.height)")
+    }
+}
+
+struct ImageGet: GatewayCommand {
+    static let configuration = CommandConfiguration(commandName: "get", abstract: "Save a photo to a file.")
+    @OptionGroup var options: CommonOptions
+    @Argument var image: String
+    @Option(name: .shortAndLong, help: "The file (default: the image id with its extension).") var output: String?
+
+    func execute(_ gateway: Gateway) throws {
+        let (reply, frames) = try gateway.callWithAttachments(CatalogueAPI.getImage, IDRequest(id: image))
+        guard let bytes = frames.first else { throw GatewayError("the reply carried no image", exitCode: 3) }
+        let path = output ?? "\(image).\(reply.image.contentType.split(separator: "/").last ?? "bin")"
+        try bytes.write(to: URL(fileURLWithPath: path))
+        try confirm(options, reply, "Wrote \(path) (\(bytes.count) bytes)")
+    }
+}
+
+struct ImageRemove: GatewayCommand {
+    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a photo from your post.")
+    @OptionGroup var options: CommonOptions
+    @Argument var image: String
+    func execute(_ gateway: Gateway) throws {
+        try confirm(options, try gateway.call(CatalogueAPI.deleteImage, IDRequest(id: image), token: .required), "Removed \(image)")
+    }
+}
+
+struct PostImport: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import", abstract: "Upsert posts from a JSON feed by their ref (1,000 per call).",
+        discussion: "FILE is a JSON array of post bodies (the fields of catalogue.posts.create, each with ref) or an object with such a posts array. With --prune, your posts with a ref that is not in FILE are deleted (posts without a ref are left alone).")
+    @OptionGroup var options: CommonOptions
+    @Argument var file: String
+    @Flag(help: "Delete your posts whose ref is not in FILE.") var prune = false
+
+    struct Summary: Encodable {
+        var created = 0, updated = 0, unchanged = 0, deleted = 0
+    }
+
+    func execute(_ gateway: Gateway) throws {
+        guard let data = FileManager.default.contents(atPath: file) else { throw GatewayError("cannot read \(file)") }
+        let drafts: [PostDraft]
+        do {
+            if let array = try? JSONValueDecoder().decode([PostDraft].self, from: data) {
+                drafts = array
+            } else {
+                drafts = try JSONValueDecoder().decode(ImportPostsRequest.self, from: data).posts
+            }
+        } catch let error as ServiceError {
+            throw GatewayError("\(file): \(error.field.map { "\($0): " } ?? "")\(error.message)")
+        }
+        var summary = Summary()
+        let batches = stride(from: 0, to: drafts.count, by: ImportPostsRequest.maxPosts).map { Array(drafts[$0..<min($0 + ImportPostsRequest.maxPosts, drafts.count)]) }
+        for (index, batch) in batches.enumerated() {
+            let reply = try gateway.call(CatalogueAPI.importPosts, ImportPostsRequest(posts: batch), token: .required)
+            summary.created += reply.created
+            summary.updated += reply.updated
+            summary.unchanged += reply.unchanged
+            progress(done: min((index + 1) * ImportPostsRequest.maxPosts, drafts.count), of: drafts.count)
+        }
+        if prune {
+            let refs = Set(drafts.compactMap(\.ref))
+            let me = try gateway.call(AuthAPI.me, Empty(), token: .required).user.id
+            var stale: [String] = []
+            var cursor: String?
+            repeat {
+                let page = try gateway.call(CatalogueAPI.list, ListPostsRequest(owner: me, limit: 100, cursor: cursor))
+                stale += page.posts.filter { $0.ref.map { !refs.contains($0) } ?? false }.map(\.id)
+                cursor = page.nextCursor
+            } while cursor != nil
+            for id in stale { _ = try gateway.call(CatalogueAPI.delete, IDRequest(id: id), token: .required) }
+            summary.deleted = stale.count
+        }
+        if options.json { return try Output.json(summary) }
+        print("\(drafts.count) posts: \(summary.created) created, \(summary.updated) updated, \(summary.unchanged) unchanged"
+              + (prune ? ", \(summary.deleted) deleted" : ""))
+    }
+
+    /// A bar on stderr, redrawn in place when stderr is a terminal.
+    private func progress(done: Int, of total: Int) {
+        let width = 30, filled = total == 0 ? width : width * done / total
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        let line = "[\(bar)] \(done)/\(total)"
+        FileHandle.standardError.write(Data((isatty(2) != 0 ? "\r\(line)" + (done == total ? "\n" : "") : line + "\n").utf8))
     }
 }
 

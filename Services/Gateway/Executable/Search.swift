@@ -117,6 +117,23 @@ struct Nearest: GatewayCommand {
     }
 }
 
+struct Within: GatewayCommand {
+    static let configuration = CommandConfiguration(abstract: "Posts in a map box MINLAT,MINLON,MAXLAT,MAXLON (MINLON > MAXLON crosses 180°).")
+    @OptionGroup var options: CommonOptions
+    @Argument var box: String
+    @Option var kind: [String] = []
+    @Option var limit = 100
+
+    func execute(_ gateway: Gateway) throws {
+        let parts = box.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.count == 4 else { throw GatewayError("a box is MINLAT,MINLON,MAXLAT,MAXLON, e.g. 52.0,5.0,52.2,5.3") }
+        let reply = try gateway.call(GeoAPI.within, WithinRequest(minLat: parts[0], minLon: parts[1], maxLat: parts[2], maxLon: parts[3],
+                                                                  kinds: kind.isEmpty ? nil : kind, limit: limit))
+        if options.json { return try Output.json(reply) }
+        Output.table(["LAT,LON", "TITLE", "KIND", "ID"], reply.hits.map { ["\($0.lat),\($0.lon)", $0.title, $0.kind, $0.id] })
+    }
+}
+
 struct PlaceCommand: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "place", abstract: "Places by name (any language, accents optional).")
     @OptionGroup var options: CommonOptions

@@ -2,17 +2,18 @@ import ArgumentParser
 import Contracts
 import Foundation
 import Gateway
+import StackClient
 import Wire
+
+func localDate(_ text: String, _ flag: String) throws -> LocalDate {
+    guard let date = LocalDate(text) else { throw GatewayError("\(flag) takes a date as YYYY-MM-DD, got \"\(text)\"") }
+    return date
+}
 
 struct TripCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trip", abstract: "Private trips shared with buddies.",
         subcommands: [TripCreate.self, TripList.self, TripShow.self, TripInvite.self, TripLeave.self, TripRemove.self, TripICS.self])
-}
-
-func localDate(_ text: String, _ flag: String) throws -> LocalDate {
-    guard let date = LocalDate(text) else { throw GatewayError("\(flag) takes a date as YYYY-MM-DD, got \"\(text)\"") }
-    return date
 }
 
 struct TripCreate: GatewayCommand {
@@ -116,10 +117,7 @@ struct TripICS: GatewayCommand {
 
     func execute(_ gateway: Gateway) throws {
         let trip = try gateway.call(CatalogueAPI.getTrip, IDRequest(id: id), token: .required).trip
-        guard let start = trip.start, let end = trip.end else { throw GatewayError("trip \(trip.id) has no dates to put in a calendar") }
-        let event = ICalendarEvent(uid: "\(trip.id)@hereabouts", stamp: trip.createdAt, firstDay: start, lastDay: end, summary: trip.title,
-                                   location: "\(trip.city), \(trip.countryCode)",
-                                   geo: trip.lat.flatMap { lat in trip.lon.map { (lat, $0) } })
+        guard let event = ICalendarEvent(trip: trip) else { throw GatewayError("trip \(trip.id) has no dates to put in a calendar") }
         if let output {
             try Data(event.text.utf8).write(to: URL(fileURLWithPath: output))
             try confirm(options, ["path": output], "Wrote \(output)")

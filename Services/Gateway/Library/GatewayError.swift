@@ -1,3 +1,4 @@
+import StackClient
 import Wire
 
 /// What ends a `here` command unsuccessfully, with the exit code scripts rely on:
@@ -15,13 +16,9 @@ public struct GatewayError: Error, CustomStringConvertible, Sendable {
 
     /// How a service's error reads and exits.
     public static func from(_ error: ServiceError) -> GatewayError {
-        let code: Int32 = switch error.code {
-        case .unavailable: 2
-        case .internal: 3
-        default: 1
-        }
         let field = error.field.map { " (\($0))" } ?? ""
-        return GatewayError("\(error.code.rawValue)\(field): \(error.message)", exitCode: code)
+        let detail = error.detail.map { " (\($0))" } ?? ""
+        return GatewayError("\(error.code.rawValue)\(field): \(error.message)\(detail)", exitCode: error.code.exitCode)
     }
 
     public static func from(_ error: any Error) -> GatewayError {

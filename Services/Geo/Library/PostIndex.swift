@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import OpeningHours
+import ServiceClient
 import ServiceKit
 import Wire
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ServiceClient
 import Synchronization
 
 /// Runs periodic upkeep (forgetting old idempotency entries, expired sessions) on a

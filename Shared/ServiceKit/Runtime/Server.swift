@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import Logging
+import ServiceClient
 import Synchronization
 import Wire
 import ZeroMQ

@@ -1,3 +1,4 @@
+import ServiceClient
 import ServiceKit
 import Synchronization
 

@@ -1,8 +1,9 @@
+import Contracts
 import Foundation
 import Wire
 
-/// An all-day event as RFC 5545 iCalendar text: what `here trip ics` writes so a
-/// trip lands in any calendar app.
+/// An all-day event as RFC 5545 iCalendar text: what `here trip ics` writes and
+/// `GET /v1/trips/{id}/calendar.ics` serves, so a trip lands in any calendar app.
 public struct ICalendarEvent: Sendable {
     /// Stable across exports, so re-importing updates the event instead of doubling it.
     public var uid: String
@@ -85,5 +86,14 @@ public struct ICalendarEvent: Sendable {
     static func utc(_ instant: Date) -> String {
         // 2026-11-22T10:00:00Z → 20261122T100000Z
         Timestamp.format(instant).filter { $0 != "-" && $0 != ":" }
+    }
+}
+
+extension ICalendarEvent {
+    /// A trip as the all-day event it spans; nil for a trip without dates.
+    public init?(trip: Trip) {
+        guard let start = trip.start, let end = trip.end else { return nil }
+        self.init(uid: "\(trip.id)@hereabouts", stamp: trip.createdAt, firstDay: start, lastDay: end, summary: trip.title,
+                  location: "\(trip.city), \(trip.countryCode)", geo: trip.lat.flatMap { lat in trip.lon.map { (lat, $0) } })
     }
 }

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Contracts
+import Foundation
+import Gateway
+import Wire
+
+struct Divers: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Divers (discoverable users) near a place.", subcommands: [DiversNear.self])
+}
+
+struct DiversNear: GatewayCommand {
+    static let configuration = CommandConfiguration(commandName: "near", abstract: "Users whose home is within a radius, with name and attributes.")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "PLACE or LAT,LON.") var point: String
+    @Option(help: "5km, 500m or metres.") var radius = "25km"
+    @Option(name: .customLong("attr"), help: "KEY=VALUE that must match (repeatable).") var attrs: [String] = []
+    @Option var limit = 20
+
+    func execute(_ gateway: Gateway) throws {
+        var request = UsersNearRequest(lat: nil, lon: nil, radius: try DistanceArgument.metres(radius), attributes: try attributes(attrs),
+                                       limit: limit)
+        switch PointArgument(point) {
+        case .coordinates(let lat, let lon): (request.lat, request.lon) = (lat, lon)
+        case .place(let name): request.place = name
+        }
+        let reply = try gateway.call(GeoAPI.usersNear, request, token: .required)
+        if options.json { return try Output.json(reply) }
+        let profiles = reply.users.isEmpty ? [] : try gateway.call(AuthAPI.usersGet, UsersGetRequest(ids: reply.users.map(\.userId))).users
+        let byId = Dictionary(profiles.map { ($0.id, $0) }) { a, _ in a }
+        print("\(reply.users.count) near \(reply.center.place.map(placeLabel) ?? "\(reply.center.lat),\(reply.center.lon)")")
+        Output.table(["DISTANCE", "NAME", "ATTRIBUTES", "ID"], reply.users.map { user in
+            let profile = byId[user.userId]
+            let attributes = profile?.attributes.values.sorted { $0.key < $1.key }.map { "\($0.key)=\(describe($0.value))" }
+                .joined(separator: " ") ?? ""
+            return ["≤ " + Output.distance(user.distance), profile?.displayName ?? profile?.username ?? "-", attributes, user.userId]
+        })
+    }
+
+    private func describe(_ value: AttributeValue) -> String {
+        switch value {
+        case .string(let text): text
+        case .number(let number): number.rounded() == number ? String(Int64(number)) : String(number)
+        case .bool(let flag): String(flag)
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import ArgumentParser
+import Contracts
+import Foundation
+import Gateway
+import ServiceClient
+import Wire
+import ZeroMQ
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Up: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Start the five services and keep them running; Ctrl-C stops them.",
+        discussion: "Each service's log is <data dir>/logs/<service>.log. A service that exits is restarted after 1, 2, 4 … 30 s.")
+
+    @Option(help: "The data directory (default: HEREABOUTS_DATA_DIR, else ~/.local/share/hereabouts).")
+    var data: String?
+
+    @Flag(help: "On a first start (no data yet), add demo accounts and posts.")
+    var demo = false
+
+    @Flag(help: "Run without CurveZMQ (by default the services admit only the keys in <data dir>/keys, made on first start).")
+    var plaintext = false
+
+    @Option(help: "The longest wait, in seconds, before restarting a service that keeps dying (it doubles from 1 s).")
+    var maxBackoff: Double = 30
+
+    @OptionGroup var options: CommonOptions
+
+    func run() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let directory = data.map { URL(fileURLWithPath: $0) } ?? Gateway.dataDirectory(environment)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let firstStart = !FileManager.default.fileExists(atPath: directory.appendingPathComponent("auth.sqlite").path)
+        var childEnvironment = environment
+        childEnvironment["HEREABOUTS_DATA_DIR"] = directory.path
+        if plaintext {
+            childEnvironment[KeyRing.environmentVariable] = ""
+        } else if (environment[KeyRing.environmentVariable] ?? "").isEmpty {
+            let keys = directory.appendingPathComponent("keys")
+            try KeyRing.generate(into: keys)
+            childEnvironment[KeyRing.environmentVariable] = keys.path
+        }
+        var configuration = Supervisor.Configuration(services: ServiceEndpoints.services, executables: Self.executables(environment),
+                                                     dataDirectory: directory, environment: childEnvironment)
+        configuration.maxBackoff = max(0, maxBackoff)
+        let supervisor = Supervisor(configuration) { [json = options.json] in Self.say($0, json: json) }
+        // Signals arrive here, and the services (in their own process groups) are stopped in order.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let stop = DispatchSemaphore(value: 0)
+        let sources = [SIGINT, SIGTERM].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            return source
+        }
+        do {
+            try supervisor.start()
+        } catch {
+            let failure = GatewayError.from(error)
+            FileHandle.standardError.write(Data("here: \(failure.message)\n".utf8))
+            throw ExitCode(failure.exitCode)
+        }
+        if demo && firstStart {
+            do {
+                for line in try DemoData.seed(Gateway(environment: childEnvironment)) { Self.say("demo data: \(line)", json: options.json) }
+            } catch {
+                Self.say("demo data could not be added: \(GatewayError.from(error).message)", json: options.json)
+            }
+        }
+        let security = plaintext || childEnvironment[KeyRing.environmentVariable]?.isEmpty != false
+            ? "plaintext" : "CurveZMQ, keys in \(childEnvironment[KeyRing.environmentVariable]!)"
+        Self.say("all services ready (\(security)); data in \(directory.path); Ctrl-C stops them", json: options.json)
+        stop.wait()
+        supervisor.stop()
+        sources.forEach { $0.cancel() }
+    }
+
+    /// One line at once, unbuffered: `here up` is often watched through a pipe or a log file.
+    /// With `--json`, each is `{"message": …}` on a line of its own.
+    static func say(_ line: String, json: Bool) {
+        let text = json ? String(decoding: JSONWriter.data(.object(JSONObject([("message", .string(line))]))), as: UTF8.self) : line
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// The service executables: HEREABOUTS_BIN_DIR, else beside `here`.
+    static func executables(_ environment: [String: String]) -> URL {
+        if let directory = environment["HEREABOUTS_BIN_DIR"], !directory.isEmpty { return URL(fileURLWithPath: directory) }
+        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: own).deletingLastPathComponent()
+    }
+}
+
+struct Status: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Each service's health (it answers), readiness (its file takes writes, it keeps up with its feeds), version and round-trip time.",
+        discussion: "Exits with 2 when a service does not answer or is not ready.")
+    @OptionGroup var options: CommonOptions
+
+    struct Row: Encodable {
+        var service: String
+        var endpoint: String
+        var status: String
+        var version: String?
+        var milliseconds: Double?
+        var ready: ReadyReply?
+    }
+
+    func execute(_ gateway: Gateway) throws {
+        var rows: [Row] = []
+        for service in ServiceEndpoints.services {
+            // One short try each: a service that does not answer within a second is reported, not waited for.
+            let client = ServiceClient(service: service, endpoint: gateway.endpoint(of: service), timeout: 1, tries: 1,
+                                       curve: try gateway.curve(of: service))
+            defer { client.close() }
+            let started = Date()
+            let reply = try? client.call(HealthAPI.health(service), Empty())
+            let elapsed = (Date().timeIntervalSince(started) * 10_000).rounded() / 10
+            let ready = reply == nil ? nil : try? client.call(HealthAPI.ready(service), Empty())
+            rows.append(Row(service: service, endpoint: gateway.endpoint(of: service), status: reply?.status ?? "unavailable",
+                            version: reply?.version, milliseconds: reply == nil ? nil : elapsed, ready: ready))
+        }
+        if options.json {
+            try Output.json(rows)
+        } else {
+            Output.table(["SERVICE", "ENDPOINT", "STATUS", "READY", "VERSION", "RTT"],
+                         rows.map { [$0.service, $0.endpoint, $0.status, Self.readiness($0), $0.version ?? "-",
+                                     $0.milliseconds.map { "\($0) ms" } ?? "-"] })
+        }
+        if rows.contains(where: { $0.status != "ok" || $0.ready?.ready != true }) { throw ExitCode(2) }
+    }
+
+    /// `yes`, or what keeps the service from being ready.
+    static func readiness(_ row: Row) -> String {
+        guard let ready = row.ready else { return "-" }
+        if ready.ready { return "yes" }
+        var problems: [String] = []
+        if let database = ready.database, !database.writable { problems.append("file: \(database.problem ?? "not writable")") }
+        for feed in ready.feeds where !feed.ready {
+            let silence = feed.secondsSinceCaughtUp.map { "last caught up \(Int($0)) s ago" } ?? "never caught up"
+            problems.append("\(feed.feed) feed: \(feed.lag) behind, \(silence)")
+        }
+        return "no (" + problems.joined(separator: "; ") + ")"
+    }
+}
+
+struct Keys: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "CurveZMQ keys.", subcommands: [KeysGenerate.self])
+}
+
+struct KeysGenerate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "generate", abstract: "Write a key pair per component (auth, catalogue, geo, favourites, chat, here) into DIR.",
+        discussion: "<component>.key holds the Z85 public key, <component>.secret the secret key (mode 0600). Existing pairs are kept. Point HEREABOUTS_KEYS_DIR at DIR.")
+    @Argument var directory: String
+
+    func run() throws {
+        try KeyRing.generate(into: URL(fileURLWithPath: directory))
+        print("Keys in \(directory): " + KeyRing.components.map { "\($0).key" }.joined(separator: ", "))
+    }
+}

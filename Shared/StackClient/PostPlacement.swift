@@ -1,0 +1,18 @@
+import Contracts
+import Foundation
+
+/// What a client fills in for a new post from where it stands: the time zone and
+/// the town of the nearest gazetteer place (`geo.places.reverse`), where the author
+/// gave none. The phone's "post here" needs no more than a point; `here post
+/// create` and `POST /v1/posts` both complete a draft this way.
+public enum PostPlacement {
+    /// `draft` with `timezone` and `place` taken from `nearest` where they are missing.
+    /// `placeName` is a place the author named for the point (a city they typed),
+    /// which wins over the nearest place's name.
+    public static func complete(_ draft: PostDraft, nearest: Place, placeName: String? = nil) -> PostDraft {
+        var draft = draft
+        if draft.timezone == nil { draft.timezone = nearest.timezone }
+        if draft.place == nil { draft.place = PostPlace(city: placeName ?? nearest.name, countryCode: nearest.countryCode) }
+        return draft
+    }
+}
