@@ -68,7 +68,8 @@ struct CatalogueHandlers: Sendable {
         return try context.commit(as: PostReply.self) { db in
             var post = try ownPost(request.id, caller: caller, in: db)
             if let expected = request.ifVersion, expected != post.version {
-                throw ServiceError.conflict("the post is at version \(post.version), not \(expected): reload it and try again")
+                throw ServiceError(code: .conflict, message: "the post is at version \(post.version), not \(expected): reload it and try again",
+                                   field: "ifVersion")
             }
             let draft = try request.applied(to: post.draft).validated()
             try ScheduleRules.check(draft)

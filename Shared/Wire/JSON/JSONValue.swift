@@ -107,6 +107,28 @@ public struct JSONObject: Sendable, Equatable, Sequence {
     }
 }
 
+extension JSONObject: ExpressibleByDictionaryLiteral {
+    /// Members in the literal's order.
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self.init(elements.map { (key: $0.0, value: $0.1) })
+    }
+}
+
+/// Literals, so that a body written in Swift reads like the JSON it is:
+/// `["kind": "offer", "lat": 52.09, "tags": ["bike"]]`.
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral {
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .number(.integer(value)) }
+    public init(floatLiteral value: Double) { self = .number(.double(value)) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(JSONObject(elements.map { (key: $0.0, value: $0.1) }))
+    }
+    public init(nilLiteral: ()) { self = .null }
+}
+
 extension JSONValue: Codable {
     /// Generic decoding for decoders other than `JSONValueDecoder`, which hands the
     /// parsed value over directly.
