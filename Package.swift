@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "favourites-service", targets: ["FavouritesServiceMain"]),
         .executable(name: "chat-service", targets: ["ChatServiceMain"]),
         .executable(name: "here", targets: ["Here"]),
+        .executable(name: "edge-service", targets: ["EdgeServiceMain"]),
         .executable(name: "hereabouts-bench", targets: ["Benchmarks"]),
         .executable(name: "hereabouts-fuzz", targets: ["HereaboutsFuzz"]),
     ],
@@ -27,6 +28,13 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // MARK: Transport
@@ -238,6 +246,40 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Services/Gateway/Executable",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Edge (HTTP and WebSocket in front, a client of the five services behind)
+        .target(
+            name: "Edge",
+            dependencies: [
+                "ServiceClient", "StackClient", "ServiceKit", "Contracts", "Wire", "ZeroMQ", "Imaging",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Services/Edge/Library",
+            resources: [.copy("Resources/openapi.yaml")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "EdgeServiceMain",
+            dependencies: [
+                "Edge", "ServiceKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/Edge/Executable",
             swiftSettings: swiftSettings
         ),
 

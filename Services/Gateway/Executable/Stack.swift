@@ -11,8 +11,11 @@ import Glibc
 
 struct Up: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Start the five services and keep them running; Ctrl-C stops them.",
-        discussion: "Each service's log is <data dir>/logs/<service>.log. A service that exits is restarted after 1, 2, 4 … 30 s.")
+        abstract: "Start the five services and the edge, and keep them running; Ctrl-C stops them.",
+        discussion: """
+            Each one's log is <data dir>/logs/<service>.log. One that exits is restarted after 1, 2, 4 … 30 s. \
+            The edge (HTTP and WebSocket for apps) listens on --http, by default HEREABOUTS_EDGE_LISTEN, else 127.0.0.1:8080.
+            """)
 
     @Option(help: "The data directory (default: HEREABOUTS_DATA_DIR, else ~/.local/share/hereabouts).")
     var data: String?
@@ -25,6 +28,12 @@ struct Up: ParsableCommand {
 
     @Option(help: "The longest wait, in seconds, before restarting a service that keeps dying (it doubles from 1 s).")
     var maxBackoff: Double = 30
+
+    @Option(help: "host:port for the edge's HTTP (default: HEREABOUTS_EDGE_LISTEN, else 127.0.0.1:8080).")
+    var http: String?
+
+    @Flag(help: "Leave the edge out: the services only.")
+    var noHttp = false
 
     @OptionGroup var options: CommonOptions
 
@@ -45,6 +54,7 @@ struct Up: ParsableCommand {
         var configuration = Supervisor.Configuration(services: ServiceEndpoints.services, executables: Self.executables(environment),
                                                      dataDirectory: directory, environment: childEnvironment)
         configuration.maxBackoff = max(0, maxBackoff)
+        configuration.edgeListen = noHttp ? nil : EdgeAddress.listen(http, environment: environment)
         let supervisor = Supervisor(configuration) { [json = options.json] in Self.say($0, json: json) }
         // Signals arrive here, and the services (in their own process groups) are stopped in order.
         signal(SIGINT, SIG_IGN)
@@ -73,6 +83,7 @@ struct Up: ParsableCommand {
         let security = plaintext || childEnvironment[KeyRing.environmentVariable]?.isEmpty != false
             ? "plaintext" : "CurveZMQ, keys in \(childEnvironment[KeyRing.environmentVariable]!)"
         Self.say("all services ready (\(security)); data in \(directory.path); Ctrl-C stops them", json: options.json)
+        if let listen = configuration.edgeListen { Self.say("apps and browsers: http://\(listen)", json: options.json) }
         stop.wait()
         supervisor.stop()
         sources.forEach { $0.cancel() }
@@ -99,6 +110,9 @@ struct Status: GatewayCommand {
         discussion: "Exits with 2 when a service does not answer or is not ready.")
     @OptionGroup var options: CommonOptions
 
+    @Flag(help: "Leave the edge out (for a stack started with here up --no-http).")
+    var noHttp = false
+
     struct Row: Encodable {
         var service: String
         var endpoint: String
@@ -122,6 +136,17 @@ struct Status: GatewayCommand {
             rows.append(Row(service: service, endpoint: gateway.endpoint(of: service), status: reply?.status ?? "unavailable",
                             version: reply?.version, milliseconds: reply == nil ? nil : elapsed, ready: ready))
         }
+        if !noHttp {
+            // The edge: alive on /health/live, ready on /health/ready (every service answers).
+            let listen = EdgeAddress.listen(nil, environment: gateway.environment)
+            let started = Date()
+            let live = HTTPProbe.status(of: "/health/live", at: listen)
+            let elapsed = (Date().timeIntervalSince(started) * 10_000).rounded() / 10
+            let ready = live == nil ? nil : HTTPProbe.status(of: "/health/ready", at: listen, timeout: 3)
+            rows.append(Row(service: Supervisor.edge, endpoint: "http://\(listen)", status: live == 200 ? "ok" : "unavailable",
+                            version: nil, milliseconds: live == nil ? nil : elapsed,
+                            ready: ready.map { ReadyReply(service: Supervisor.edge, ready: $0 == 200, database: nil, feeds: []) }))
+        }
         if options.json {
             try Output.json(rows)
         } else {
@@ -142,7 +167,7 @@ struct Status: GatewayCommand {
             let silence = feed.secondsSinceCaughtUp.map { "last caught up \(Int($0)) s ago" } ?? "never caught up"
             problems.append("\(feed.feed) feed: \(feed.lag) behind, \(silence)")
         }
-        return "no (" + problems.joined(separator: "; ") + ")"
+        return problems.isEmpty ? "no" : "no (" + problems.joined(separator: "; ") + ")"
     }
 }
 

@@ -21,6 +21,8 @@ public final class Supervisor: Sendable {
         public var startTimeout: TimeInterval = 60
         /// The longest wait before restarting a service that keeps dying.
         public var maxBackoff: TimeInterval = 30
+        /// Where the edge listens (`host:port`), started after the services; nil leaves it out.
+        public var edgeListen: String?
 
         public init(services: [String], executables: URL, dataDirectory: URL, environment: [String: String]) {
             self.services = services
@@ -64,12 +66,30 @@ public final class Supervisor: Sendable {
             let pid = children.withLock { $0[service]?.pid ?? 0 }
             report("\(service.padding(toLength: 11, withPad: " ", startingAt: 0))\(endpoint)  ready  v\(health.version)  pid \(pid)")
         }
+        if let listen = configuration.edgeListen {
+            try launch(Self.edge, environment: ["HEREABOUTS_EDGE_LISTEN": listen])
+            guard waitForEdge(listen) else {
+                stop()
+                throw GatewayError("the edge did not answer at \(listen) within \(Int(configuration.startTimeout)) s; see \(logFile(Self.edge).path)",
+                                   exitCode: 2)
+            }
+            let pid = children.withLock { $0[Self.edge]?.pid ?? 0 }
+            report("\(Self.edge.padding(toLength: 11, withPad: " ", startingAt: 0))http://\(listen)  ready  pid \(pid)")
+        }
+    }
+
+    /// The edge's name among the children (its executable is `edge-service`).
+    public static let edge = "edge"
+
+    /// The children in the order they start: the services, then the edge.
+    private var components: [String] {
+        configuration.services + (configuration.edgeListen == nil ? [] : [Self.edge])
     }
 
     /// Stops every service (SIGTERM, then SIGKILL after 10 s), last started first.
     public func stop() {
         stopping.store(true, ordering: .sequentiallyConsistent)
-        for service in configuration.services.reversed() {
+        for service in components.reversed() {
             guard let pid = children.withLock({ $0[service]?.pid }), pid > 0 else { continue }
             kill(pid, SIGTERM)
             let deadline = Date().addingTimeInterval(10)
@@ -87,12 +107,13 @@ public final class Supervisor: Sendable {
         configuration.dataDirectory.appendingPathComponent("logs").appendingPathComponent("\(service).log")
     }
 
-    private func launch(_ service: String) throws {
+    private func launch(_ service: String, environment extra: [String: String] = [:]) throws {
         let executable = configuration.executables.appendingPathComponent("\(service)-service").path
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw GatewayError("\(executable) is missing: build the services (make release) or put them beside here", exitCode: 3)
         }
-        let pid = try ChildProcessSpawner.spawn(executable, environment: configuration.environment, log: logFile(service))
+        let environment = configuration.environment.merging(extra) { $1 }
+        let pid = try ChildProcessSpawner.spawn(executable, environment: environment, log: logFile(service))
         children.withLock { children in
             var child = children[service] ?? Child()
             child.pid = pid
@@ -117,12 +138,21 @@ public final class Supervisor: Sendable {
             if delay > 0 { Thread.sleep(forTimeInterval: delay) }
             guard !stopping.load(ordering: .sequentiallyConsistent) else { return }
             do {
-                try launch(service)
+                try launch(service, environment: extra)
                 report("\(service) restarted")
             } catch {
                 report("\(service) could not be restarted: \(error)")
             }
         }
+    }
+
+    private func waitForEdge(_ listen: String) -> Bool {
+        let deadline = Date().addingTimeInterval(configuration.startTimeout)
+        while Date() < deadline {
+            if HTTPProbe.status(of: "/health/live", at: listen) == 200 { return true }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return false
     }
 
     private func waitForHealth(service: String, endpoint: String) -> HealthReply? {

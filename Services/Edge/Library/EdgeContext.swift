@@ -1,0 +1,65 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// What the edge knows about a request besides the request itself.
+struct EdgeContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    /// The address the connection comes from: the client, or a proxy in front of it.
+    let peerAddress: String
+    /// The client's address as the edge believes it: `X-Forwarded-For` when the peer
+    /// is a trusted proxy, else the peer's address (set by `ClientMiddleware`).
+    var clientAddress: String
+    /// `X-Request-Id`, as sent or made (set by `ClientMiddleware`).
+    var requestID = ""
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        peerAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+        clientAddress = peerAddress
+    }
+
+    /// Bodies are read by the routes themselves, each with its own limit.
+    var maxUploadSize: Int { EdgeSettings.jsonBodyBytes }
+}
+
+/// Every request: its id (`X-Request-Id`, echoed or made, and logged), and whom it
+/// comes from (`X-Forwarded-For`, believed from trusted proxies only).
+struct ClientMiddleware: RouterMiddleware {
+    typealias Context = EdgeContext
+    let trustedProxies: Set<String>
+
+    func handle(_ request: Request, context: EdgeContext, next: (Request, EdgeContext) async throws -> Response) async throws -> Response {
+        var context = context
+        let sent = request.headers[.xRequestID].flatMap { id in
+            (1...128).contains(id.utf8.count) && id.utf8.allSatisfy { (0x21...0x7E).contains($0) } ? id : nil
+        }
+        context.requestID = sent ?? UUID().uuidString.lowercased()
+        context.logger[metadataKey: "request"] = "\(context.requestID)"
+        context.clientAddress = Self.client(of: request.headers, peer: context.peerAddress, trusting: trustedProxies)
+        var response = try await next(request, context)
+        response.headers[.xRequestID] = context.requestID
+        return response
+    }
+
+    /// Walks `X-Forwarded-For` from the nearest hop back while the hops are trusted;
+    /// the first untrusted one is the client.
+    static func client(of headers: HTTPFields, peer: String, trusting proxies: Set<String>) -> String {
+        guard proxies.contains(peer) else { return peer }
+        let hops = headers[values: .xForwardedFor].flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        for hop in hops.reversed() where !proxies.contains(hop) {
+            return hop
+        }
+        return hops.first ?? peer
+    }
+}
+
+extension HTTPField.Name {
+    static let xRequestID = Self("X-Request-Id")!
+    static let xForwardedFor = Self("X-Forwarded-For")!
+    static let idempotencyKey = Self("Idempotency-Key")!
+    static let link = Self("Link")!
+}

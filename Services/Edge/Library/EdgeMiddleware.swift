@@ -1,0 +1,115 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Synchronization
+import NIOCore
+import ServiceKit
+import Wire
+
+/// Whatever a route or the router throws becomes a problem reply (RFC 9457): the
+/// edge's own `Problem`s and the services' errors as they are, a route that does not
+/// exist as 404 (405 with `Allow` when the path takes other methods), a body over
+/// its limit as 413, anything else as 500 with nothing of the inside in it.
+struct ProblemMiddleware: RouterMiddleware {
+    typealias Context = EdgeContext
+    let routes: RouteTable
+
+    func handle(_ request: Request, context: EdgeContext, next: (Request, EdgeContext) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let problem as Problem {
+            return problem.response
+        } catch let error as ServiceError {
+            if error.code == .internal || error.code == .unavailable {
+                context.logger.warning("\(error.code.rawValue)", metadata: ["error": "\(error)"])
+            }
+            return Problem(error.code == .internal ? .internal : error).response
+        } catch let error as HTTPError where error.status == .notFound {
+            let methods = routes.methods(for: request.uri.path)
+            guard methods.isEmpty else {
+                var problem = Problem(status: .methodNotAllowed, code: .badRequest,
+                                      "\(request.uri.path) takes \(methods.map(\.rawValue).joined(separator: ", ")), not \(request.method.rawValue)")
+                problem.allow = methods
+                return problem.response
+            }
+            return Problem.notFound("no route \(request.method.rawValue) \(request.uri.path)").response
+        } catch is NIOTooManyBytesError {
+            return Problem.tooLarge("the body is over this route's limit").response
+        } catch let error as HTTPError {
+            return Problem(status: error.status, code: error.status.code >= 500 ? .internal : .badRequest,
+                           error.body ?? error.status.reasonPhrase).response
+        } catch {
+            context.logger.error("internal error", metadata: ["error": "\(String(reflecting: error))"])
+            return Problem(.internal).response
+        }
+    }
+}
+
+/// Cross-origin requests from the origins the operator lists, and none other: their
+/// preflights answered, their responses marked for them (`Vary: Origin`).
+struct CORS: RouterMiddleware {
+    typealias Context = EdgeContext
+    let origins: Set<String>
+
+    static let allowHeaders = "Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, X-Request-Id, Accept"
+    static let exposeHeaders = "ETag, Location, Link, Retry-After, X-Request-Id"
+
+    func handle(_ request: Request, context: EdgeContext, next: (Request, EdgeContext) async throws -> Response) async throws -> Response {
+        guard let origin = request.headers[.origin], origins.contains(origin) else { return try await next(request, context) }
+        var response: Response
+        if request.method == .options, request.headers[.accessControlRequestMethod] != nil {
+            response = Response(status: .noContent, headers: [
+                .accessControlAllowMethods: "GET, POST, PUT, PATCH, DELETE, OPTIONS",
+                .accessControlAllowHeaders: Self.allowHeaders, .accessControlMaxAge: "600",
+            ])
+        } else {
+            response = try await next(request, context)
+            response.headers[.accessControlExposeHeaders] = Self.exposeHeaders
+        }
+        response.headers[.accessControlAllowOrigin] = origin
+        response.headers[.vary] = "Origin"
+        return response
+    }
+}
+
+/// A token bucket per client address: `429` with `Retry-After` past it.
+struct RateLimitMiddleware: RouterMiddleware {
+    typealias Context = EdgeContext
+    let limiter: RateLimiter
+
+    func handle(_ request: Request, context: EdgeContext, next: (Request, EdgeContext) async throws -> Response) async throws -> Response {
+        if let wait = limiter.take(context.clientAddress) {
+            throw Problem(ServiceError.rateLimited("too many requests from this address; slow down",
+                                                   retryAfterMs: Int((wait * 1000).rounded(.up))))
+        }
+        return try await next(request, context)
+    }
+}
+
+/// The routes the edge serves, by method and path pattern (`{name}` a parameter):
+/// for `Allow` on a wrong method, and for comparing with `Docs/openapi.yaml`. Filled
+/// as routes are added, after the middleware that reads it is in place.
+final class RouteTable: Sendable {
+    struct Route: Sendable, Hashable {
+        var method: HTTPRequest.Method
+        var pattern: String
+    }
+
+    private let added = Mutex<[Route]>([])
+
+    var routes: [Route] { added.withLock { $0 } }
+
+    func add(_ method: HTTPRequest.Method, _ pattern: String) {
+        added.withLock { $0.append(Route(method: method, pattern: pattern)) }
+    }
+
+    /// The methods whose pattern matches `path`.
+    func methods(for path: String) -> [HTTPRequest.Method] {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        return routes.filter { route in
+            let pattern = route.pattern.split(separator: "/", omittingEmptySubsequences: false)
+            return pattern.count == segments.count && zip(pattern, segments).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
+        }.map(\.method)
+    }
+}

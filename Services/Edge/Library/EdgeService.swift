@@ -1,0 +1,215 @@
+import Contracts
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import HummingbirdWebSocket
+import Logging
+import Metrics
+import NIOCore
+import Prometheus
+import ServiceClient
+import ServiceKit
+import ServiceLifecycle
+import Wire
+
+/// The edge: the one process that faces the internet. HTTP and WebSocket in front
+/// (Hummingbird), a client of the five services behind (ZeroMQ, the edge's own
+/// CURVE key); no file of its own.
+public final class EdgeService {
+    public let settings: EdgeSettings
+    let backends: Backends
+    let health: Backends
+    let hub: EventHub
+    let admission: SocketAdmission
+    let tokens: TokenCheck
+    let logger: Logger
+    let routes: RouteTable
+    private let router: Hummingbird.Router<EdgeContext>
+    private let limiter: RateLimiter?
+
+    public init(settings: EdgeSettings, logger: Logger) throws {
+        self.settings = settings
+        self.logger = logger
+        Self.bootstrapMetrics()
+        backends = try Backends(settings: settings)
+        // Readiness asks each service once, within a second.
+        var quick = settings
+        quick.serviceTimeout = 1
+        quick.serviceTries = 1
+        health = try Backends(settings: quick)
+        hub = EventHub(settings: settings, logger: logger)
+        tokens = TokenCheck(verifier: try TokenVerifier.forClient(
+            environment: settings.environment, authEndpoint: settings.endpoint(of: AuthAPI.service),
+            curve: try settings.curve(of: AuthAPI.service)))
+        admission = SocketAdmission(hub: hub, tokens: tokens, maxSockets: settings.maxSockets,
+                                    maxSocketsPerUser: settings.maxSocketsPerUser)
+        limiter = settings.rateLimit.map(RateLimiter.init)
+
+        // Middleware first, outermost first: it wraps only the routes added after it.
+        let router = Hummingbird.Router(context: EdgeContext.self)
+        let table = RouteTable()
+        router.add(middleware: ClientMiddleware(trustedProxies: settings.trustedProxies))
+        router.add(middleware: MetricsMiddleware())
+        if !settings.corsOrigins.isEmpty {
+            router.add(middleware: CORS(origins: Set(settings.corsOrigins)))
+        }
+        router.add(middleware: ProblemMiddleware(routes: table))
+        if let limiter { router.add(middleware: RateLimitMiddleware(limiter: limiter)) }
+        let edge = EdgeRouter(router: router, table: table)
+        EdgeRoutes(backends: backends).register(into: edge)
+        Self.registerOwnRoutes(into: edge, health: health)
+        routes = table
+        self.router = router
+    }
+
+    /// `Docs/openapi.yaml`, as built into the edge's resources.
+    static var openAPIDocument: Data? {
+        Bundle.module.url(forResource: "openapi", withExtension: "yaml").flatMap { try? Data(contentsOf: $0) }
+    }
+
+    /// Closes the service clients (the application does when it stops).
+    func close() {
+        backends.close()
+        health.close()
+    }
+
+    /// The edge's own endpoints: health, metrics, the OpenAPI document, and the
+    /// answer to a `GET /v1/events` that did not upgrade.
+    private static func registerOwnRoutes(into routes: EdgeRouter, health: Backends) {
+        routes.on(.get, "/health/live") { _, _ in
+            EdgeRoutes.json(Data(#"{"status":"ok"}"#.utf8))
+        }
+        routes.on(.get, "/health/ready") { _, _ in
+            try await readiness(health)
+        }
+        routes.on(.get, "/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                     body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        }
+        routes.on(.get, "/openapi.yaml") { _, _ in
+            guard let document = openAPIDocument else {
+                throw Problem.notFound("the OpenAPI document is not installed beside the edge")
+            }
+            return Response(status: .ok, headers: [.contentType: "application/yaml", .cacheControl: "public, max-age=300"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: document)))
+        }
+        // Reached by a request that did not ask to upgrade (a refused upgrade is
+        // answered during the upgrade, with why).
+        routes.on(.get, "/v1/events") { _, _ in
+            throw Problem(status: .upgradeRequired, code: .badRequest, "/v1/events is a WebSocket: connect with an Upgrade: websocket request")
+        }
+    }
+
+    /// `200` when every service answers `health` within a second, else `503` naming
+    /// those that did not.
+    static func readiness(_ health: Backends) async throws -> Response {
+        var down: [String] = []
+        await withTaskGroup(of: (String, Bool).self) { group in
+            for service in ServiceEndpoints.services {
+                group.addTask {
+                    let reply = try? await health.client(service).callRaw(op: "\(service).health", body: .object(JSONObject()))
+                    return (service, reply.map { ReplyEnvelope.successBody(of: $0.frame0) != nil } ?? false)
+                }
+            }
+            for await (service, ok) in group where !ok { down.append(service) }
+        }
+        down.sort()
+        let body: JSONObject = ["status": .string(down.isEmpty ? "ready" : "unavailable"), "down": .array(down.map { .string($0) })]
+        guard down.isEmpty else {
+            var problem = Problem(ServiceError.unavailable("not answering: \(down.joined(separator: ", "))"))
+            problem.retryAfterSeconds = 5
+            return problem.response
+        }
+        return EdgeRoutes.json(JSONWriter.data(.object(body)))
+    }
+
+    /// The Hummingbird application: HTTP/1.1 with the WebSocket upgrade of
+    /// `/v1/events`, TLS when a certificate is given.
+    public func application() throws -> some ApplicationProtocol {
+        let socket = EventSocket(hub: hub, tokens: tokens, logger: logger)
+        let hub = self.hub, admission = self.admission, limiter = self.limiter, trusted = settings.trustedProxies
+        let deadlines = (headers: TimeAmount.seconds(Int64(settings.headerTimeout)), body: TimeAmount.seconds(Int64(settings.bodyTimeout)))
+        // A connection with no request for 30 s is closed (EDGE.md); a request's head and
+        // body have their own deadlines; a first head is guarded by GuardedHTTPChannel.
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [RequestDeadlines(headers: deadlines.headers, body: deadlines.body), ClosingResponses()],
+            idleTimeout: .seconds(30),
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: EdgeSettings.headerBytes, maxHeaderListSize: EdgeSettings.headerBytes,
+                                            maxHeaderFieldCount: 100))
+        let webSocket = WebSocketServerConfiguration(maxFrameSize: 64 * 1024, autoPing: .enabled(timePeriod: .seconds(30)),
+                                                     closeTimeout: .seconds(5), validateUTF8: true)
+        let shouldUpgrade: @Sendable (HTTPRequest, any Channel, Logger) async throws
+            -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> = { head, channel, _ in
+            // Only /v1/events upgrades. An upgrade refused (over the rate limit or a
+            // socket limit, or with a bad token) is answered with why: 429 or 401.
+            guard head.path?.split(separator: "?").first == "/v1/events" else { return .dontUpgrade }
+            let client = ClientMiddleware.client(of: head.headerFields, peer: channel.remoteAddress?.ipAddress ?? "unknown",
+                                                 trusting: trusted)
+            var refusal: Problem?
+            if let limiter, let wait = limiter.take(client) {
+                refusal = Problem(ServiceError.rateLimited("too many requests from this address; slow down",
+                                                           retryAfterMs: Int((wait * 1000).rounded(.up))))
+            }
+            var caller: Caller?
+            if refusal == nil {
+                switch await admission.check(head.headerFields) {
+                case .refuse(let problem): refusal = problem
+                case .admit(let admitted): caller = admitted
+                }
+            }
+            if refusal == nil, !hub.admitSocket() { refusal = SocketAdmission.edgeFull }
+            if let refusal {
+                await FirstRequestGuard.answer(refusal.http1Bytes, on: channel)
+                return .dontUpgrade
+            }
+            return .upgrade([:]) { [caller] inbound, outbound, _ in
+                defer { hub.socketClosed() }
+                await socket.run(inbound: inbound, outbound: outbound, caller: caller)
+            }
+        }
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: webSocket)
+        var server = HTTPServerBuilder { responder in
+            GuardedHTTPChannel(base: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: configuration,
+                                                                  shouldUpgrade: shouldUpgrade),
+                               headerDeadline: deadlines.headers, headerBytes: EdgeSettings.headerBytes)
+        }
+        if let certificate = settings.tlsCertificate, let key = settings.tlsKey {
+            let tls = TLSConfiguration.makeServerConfiguration(
+                certificateChain: try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) },
+                privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+            server = try .tls(server, tlsConfiguration: tls)
+        }
+        return Application(router: router, server: server,
+                           configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "hereabouts-edge"),
+                           services: [EventsService(hub: hub, backends: [backends, health])],
+                           onServerRunning: { [logger, settings] channel in
+                               logger.info("edge listening", metadata: ["url": "\(settings.url)",
+                                                                        "port": "\(channel.localAddress?.port ?? settings.port)"])
+                           },
+                           logger: logger)
+    }
+
+    // MARK: Metrics
+
+    static let registry = PrometheusCollectorRegistry()
+    private static let bootstrap: Void = MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+
+    /// swift-metrics takes one factory per process: the first edge made sets it.
+    private static func bootstrapMetrics() { _ = bootstrap }
+}
+
+/// Starts following the services' events with the application, and closes the
+/// service clients when it stops.
+private struct EventsService: Service {
+    let hub: EventHub
+    let backends: [Backends]
+
+    func run() async throws {
+        hub.start()
+        try? await gracefulShutdown()
+        hub.stop()
+        backends.forEach { $0.close() }
+    }
+}

@@ -1,0 +1,130 @@
+import Contracts
+import Foundation
+import Logging
+import ServiceClient
+import ServiceKit
+import ZeroMQ
+
+/// The edge's settings: flags, then `HEREABOUTS_EDGE_*` (and the stack's own
+/// `HEREABOUTS_*`) variables, then defaults.
+public struct EdgeSettings: Sendable {
+    /// Where the HTTP server listens.
+    public var host: String
+    public var port: Int
+    /// Origins a browser may call from (`Access-Control-Allow-Origin`); none by default.
+    public var corsOrigins: [String]
+    /// Proxies whose `X-Forwarded-For` is believed (exact addresses).
+    public var trustedProxies: Set<String>
+    /// PEM files; both, or neither (plain HTTP).
+    public var tlsCertificate: String?
+    public var tlsKey: String?
+    /// Requests per second per client address, and the burst; nil for no limit.
+    public var rateLimit: RateLimiter.Policy?
+    /// WebSockets open at once, in all; and per user.
+    public var maxSockets: Int
+    public var maxSocketsPerUser: Int
+    /// A request's headers must arrive within this; a connection with no request in
+    /// it for this long is closed.
+    public var headerTimeout: TimeInterval
+    /// A request's body must arrive within this of its headers.
+    public var bodyTimeout: TimeInterval
+    /// How long a call to a service waits for each try, and how many tries.
+    public var serviceTimeout: TimeInterval
+    public var serviceTries: Int
+    public var logLevel: Logger.Level
+    /// The environment the settings were read from: the services' endpoints and keys.
+    public var environment: [String: String]
+    /// The edge's CURVE keys (component `edge`); nil for a plaintext stack.
+    public var keys: KeyRing?
+
+    /// Body limits (EDGE.md): JSON and images.
+    public static let jsonBodyBytes = 1024 * 1024
+    public static let imageBodyBytes = 8 * 1024 * 1024
+    /// Headers in all.
+    public static let headerBytes = 16 * 1024
+    /// The first message a WebSocket must send (its token) within this.
+    public static let socketAuthTimeout: TimeInterval = 10
+    /// Events queued for one socket and not yet sent, past which it is closed.
+    public static let socketBacklog = 1_000
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment, listen: String? = nil) throws {
+        self.environment = environment
+        func value(_ name: String) -> String? {
+            environment["HEREABOUTS_EDGE_\(name)"].flatMap { $0.isEmpty ? nil : $0 }
+        }
+        let address = listen ?? value("LISTEN") ?? "127.0.0.1:8080"
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
+              (0...65535).contains(port) else {
+            throw EdgeSettingsError("HEREABOUTS_EDGE_LISTEN must be host:port, not \(address)")
+        }
+        var host = String(address[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        self.host = host.isEmpty ? "0.0.0.0" : host
+        self.port = port
+        corsOrigins = value("CORS_ORIGINS").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+        trustedProxies = Set(value("TRUSTED_PROXIES").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? [])
+        tlsCertificate = value("TLS_CERT")
+        tlsKey = value("TLS_KEY")
+        guard (tlsCertificate == nil) == (tlsKey == nil) else {
+            throw EdgeSettingsError("HEREABOUTS_EDGE_TLS_CERT and HEREABOUTS_EDGE_TLS_KEY go together")
+        }
+        if let text = value("RATE_LIMIT") {
+            guard let policy = RateLimiter.Policy.parse(text) else {
+                throw EdgeSettingsError("HEREABOUTS_EDGE_RATE_LIMIT must be requests per second (N, or N/BURST; 0 for none), not \(text)")
+            }
+            rateLimit = policy
+        } else {
+            rateLimit = RateLimiter.Policy(perSecond: 50, burst: 200)
+        }
+        maxSockets = try Self.integer(value("MAX_SOCKETS"), name: "HEREABOUTS_EDGE_MAX_SOCKETS", default: 20_000, in: 1...1_000_000)
+        maxSocketsPerUser = try Self.integer(value("MAX_SOCKETS_PER_USER"), name: "HEREABOUTS_EDGE_MAX_SOCKETS_PER_USER",
+                                             default: 8, in: 1...1_000)
+        headerTimeout = Double(try Self.integer(value("HEADER_TIMEOUT"), name: "HEREABOUTS_EDGE_HEADER_TIMEOUT",
+                                                default: 10, in: 1...3600))
+        bodyTimeout = Double(try Self.integer(value("BODY_TIMEOUT"), name: "HEREABOUTS_EDGE_BODY_TIMEOUT", default: 60, in: 1...3600))
+        // Each try; a debug build's registration (scrypt at -O0) can take seconds.
+        serviceTimeout = Double(try Self.integer(value("SERVICE_TIMEOUT"), name: "HEREABOUTS_EDGE_SERVICE_TIMEOUT",
+                                                 default: 5, in: 1...300))
+        serviceTries = 2
+        let levelText = environment["HEREABOUTS_LOG_LEVEL"] ?? "info"
+        guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
+            throw EdgeSettingsError("HEREABOUTS_LOG_LEVEL must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        logLevel = level
+        keys = try KeyRing.fromEnvironment(environment, component: "edge")
+    }
+
+    private static func integer(_ text: String?, name: String, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
+        guard let text else { return defaultValue }
+        guard let number = Int(text), range.contains(number) else {
+            throw EdgeSettingsError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(text)")
+        }
+        return number
+    }
+
+    /// A service's request endpoint, from the stack's variables.
+    public func endpoint(of service: String) -> String {
+        ServiceEndpoints.resolve(service, environment: environment).requests
+    }
+
+    /// A service's event endpoint, from the stack's variables.
+    public func eventsEndpoint(of service: String) -> String? {
+        ServiceEndpoints.resolve(service, environment: environment).events
+    }
+
+    /// How the edge connects to a service's sockets.
+    public func curve(of service: String) throws -> CurveRole? {
+        try keys?.client(of: service)
+    }
+
+    /// The URL the edge answers on, for people.
+    public var url: String {
+        let shown = host == "0.0.0.0" ? "127.0.0.1" : host.contains(":") ? "[\(host)]" : host
+        return "\(tlsCertificate == nil ? "http" : "https")://\(shown):\(port)"
+    }
+}
+
+public struct EdgeSettingsError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

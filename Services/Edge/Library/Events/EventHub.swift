@@ -1,0 +1,170 @@
+import Contracts
+import Foundation
+import Logging
+import Metrics
+import ServiceClient
+import Synchronization
+import Wire
+
+/// The edge's one subscription to chat's and geo's events, fanned out to the
+/// WebSockets of the users they concern.
+///
+/// A thread per source holds an `EventSubscriber` with the edge's service key,
+/// subscribed to every user's topics by their prefix; each event goes to the open
+/// sockets of the user its topic names, as the text of an event message. A socket
+/// holds at most `EdgeSettings.socketBacklog` unsent events: past that it is closed,
+/// so a slow reader never grows the edge's memory.
+final class EventHub: Sendable {
+    /// Where one socket's events wait to be written.
+    final class Outbox: Sendable {
+        let stream: AsyncStream<String>
+        private let continuation: AsyncStream<String>.Continuation
+        /// Set when the backlog overflowed: the socket is closed with 1008.
+        let overflowed = Atomic<Bool>(false)
+
+        init() {
+            (stream, continuation) = AsyncStream.makeStream(of: String.self,
+                                                             bufferingPolicy: .bufferingOldest(EdgeSettings.socketBacklog))
+        }
+
+        /// Queues an event; false when the socket's backlog is full (it is then
+        /// finished) or the socket is closing.
+        @discardableResult
+        func send(_ text: String) -> Bool {
+            switch continuation.yield(text) {
+            case .enqueued: return true
+            case .dropped:
+                overflowed.store(true, ordering: .relaxed)
+                continuation.finish()
+                return false
+            case .terminated: return false
+            @unknown default: return false
+            }
+        }
+
+        func finish() { continuation.finish() }
+    }
+
+    private let sources: [(service: String, endpoint: String, prefix: String)]
+    private let settings: EdgeSettings
+    private let logger: Logger
+    private let sockets = Mutex<[String: [Int: Outbox]]>([:])
+    private let nextSocket = Atomic<Int>(0)
+    private let running = Atomic<Bool>(false)
+    private let threads = Mutex<[ServiceThread]>([])
+    private let eventsSent = Counter(label: "hereabouts_edge_events_sent_total")
+    private let socketsOpen = Gauge(label: "hereabouts_edge_websockets_open")
+    /// Sockets upgraded and not yet closed, signed in or not.
+    let openCount = Atomic<Int>(0)
+
+    init(settings: EdgeSettings, logger: Logger) {
+        self.settings = settings
+        self.logger = logger
+        sources = [(ChatAPI.service, ChatAPI.messageTopicPrefix), (GeoAPI.service, GeoAPI.fenceTopicPrefix)].compactMap { service, prefix in
+            settings.eventsEndpoint(of: service).map { (service, $0, prefix) }
+        }
+    }
+
+    // MARK: Sockets
+
+    /// Takes a place for a new socket, or refuses when the edge holds its maximum.
+    func admitSocket() -> Bool {
+        let (_, count) = openCount.add(1, ordering: .relaxed)
+        guard count <= settings.maxSockets else {
+            openCount.subtract(1, ordering: .relaxed)
+            return false
+        }
+        socketsOpen.record(count)
+        return true
+    }
+
+    func socketClosed() {
+        let (_, count) = openCount.subtract(1, ordering: .relaxed)
+        socketsOpen.record(count)
+    }
+
+    /// Registers a signed-in socket of `userId`; nil when the user has their maximum open.
+    func register(_ outbox: Outbox, userId: String) -> Int? {
+        let id = nextSocket.add(1, ordering: .relaxed).newValue
+        return sockets.withLock { sockets in
+            guard (sockets[userId]?.count ?? 0) < settings.maxSocketsPerUser else { return nil }
+            sockets[userId, default: [:]][id] = outbox
+            return id
+        }
+    }
+
+    /// The signed-in sockets `userId` has open.
+    func socketCount(of userId: String) -> Int {
+        sockets.withLock { $0[userId]?.count ?? 0 }
+    }
+
+    func unregister(_ id: Int, userId: String) {
+        sockets.withLock { sockets in
+            sockets[userId]?[id] = nil
+            if sockets[userId]?.isEmpty == true { sockets[userId] = nil }
+        }
+    }
+
+    /// Sends `text` to every socket of `userId`.
+    func deliver(_ text: String, to userId: String) {
+        let outboxes = sockets.withLock { $0[userId].map { Array($0.values) } ?? [] }
+        for outbox in outboxes where outbox.send(text) {
+            eventsSent.increment()
+        }
+    }
+
+    // MARK: Following the services' events
+
+    func start() {
+        guard !running.exchange(true, ordering: .relaxed) else { return }
+        let started = sources.map { source in
+            ServiceThread(name: "events-\(source.service)") { [self] in follow(source) }
+        }
+        threads.withLock { $0 = started }
+    }
+
+    func stop() {
+        running.store(false, ordering: .relaxed)
+        threads.withLock { threads in
+            threads.forEach { $0.join() }
+            threads = []
+        }
+        sockets.withLock { sockets in
+            for outbox in sockets.values.flatMap(\.values) { outbox.finish() }
+            sockets = [:]
+        }
+    }
+
+    private func follow(_ source: (service: String, endpoint: String, prefix: String)) {
+        let subscriber: EventSubscriber
+        do {
+            subscriber = try EventSubscriber(endpoint: source.endpoint, curve: try settings.curve(of: source.service))
+            try subscriber.subscribe(source.prefix)
+        } catch {
+            logger.critical("cannot follow \(source.service)'s events", metadata: ["error": "\(error)"])
+            return
+        }
+        defer { subscriber.close() }
+        while running.load(ordering: .relaxed) {
+            guard let event = try? subscriber.next(timeout: 0.25) else { continue }
+            guard let (userId, text) = Self.socketMessage(event) else { continue }
+            deliver(text, to: userId)
+        }
+    }
+
+    /// An event as a socket message for the user its topic names:
+    /// `{"type":"chat.message","message":…}` or `{"type":"fence.entered","postId":…,"at":…}`.
+    static func socketMessage(_ event: EventSubscriber.Event) -> (userId: String, text: String)? {
+        if event.topic.hasPrefix(ChatAPI.messageTopicPrefix) {
+            let userId = event.topic.dropFirst(ChatAPI.messageTopicPrefix.count).dropLast()
+            return (String(userId), #"{"type":"chat.message","message":"# + String(decoding: event.body, as: UTF8.self) + "}")
+        }
+        if event.topic.hasPrefix(GeoAPI.fenceTopicPrefix), case .object(var body)? = try? JSONParser.parse(event.body),
+           case .string(let kind)? = body["type"] {
+            let userId = event.topic.dropFirst(GeoAPI.fenceTopicPrefix.count).dropLast()
+            body["type"] = .string("fence.\(kind)")
+            return (String(userId), String(decoding: JSONWriter.data(.object(body)), as: UTF8.self))
+        }
+        return nil
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Wire
+
+/// A query parameter of a `GET` route and the JSON type its op's body field has.
+/// Query strings carry only text: the edge reads each parameter as its field's type
+/// and passes the body on; the service applies every other rule.
+enum QueryParameter: Sendable {
+    case string(String)
+    case number(String)
+    case integer(String)
+    case bool(String)
+    /// Comma-separated: `kinds=sight,restaurant`.
+    case list(String)
+
+    var name: String {
+        switch self {
+        case .string(let name), .number(let name), .integer(let name), .bool(let name), .list(let name): name
+        }
+    }
+
+    /// Reads the parameters that are present into a body; a malformed one is
+    /// `invalid_argument` naming it, with the message the service would give.
+    static func body(_ parameters: [QueryParameter], from uri: URI, renaming: [String: String] = [:]) throws -> JSONObject {
+        let query = uri.queryParameters
+        var body = JSONObject()
+        for parameter in parameters {
+            guard let raw = query[parameter.name[...]] else { continue }
+            let text = String(raw)
+            let field = renaming[parameter.name] ?? parameter.name
+            switch parameter {
+            case .string:
+                body[field] = .string(text)
+            case .number:
+                guard let number = Double(text) else { throw Problem.invalidArgument(field, "\(field) must be a number") }
+                guard number.isFinite else { throw Problem.invalidArgument(field, "\(field) is out of range") }
+                body[field] = .number(Int64(exactly: number).map { .integer($0) } ?? .double(number))
+            case .integer:
+                guard let number = Double(text) else { throw Problem.invalidArgument(field, "\(field) must be a whole number") }
+                guard let integer = Int64(exactly: number) else {
+                    throw Problem.invalidArgument(field, number.isFinite ? "\(field) must be a whole number" : "\(field) is out of range")
+                }
+                body[field] = .number(.integer(integer))
+            case .bool:
+                switch text.lowercased() {
+                case "true", "1": body[field] = .bool(true)
+                case "false", "0": body[field] = .bool(false)
+                default: throw Problem.invalidArgument(field, "\(field) must be true or false")
+                }
+            case .list:
+                body[field] = .array(text.isEmpty ? [] : text.split(separator: ",", omittingEmptySubsequences: false).map { .string(String($0)) })
+            }
+        }
+        return body
+    }
+}
