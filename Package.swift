@@ -378,9 +378,31 @@ let package = Package(
             dependencies: ["Gateway", "StackClient", "Contracts", "Wire"],
             swiftSettings: swiftSettings
         ),
+        // The stack as apps meet it over HTTP and WebSocket: `here up` with the edge, and clients of it.
+        .target(
+            name: "EdgeFixtures",
+            dependencies: [
+                "ServiceKit", "ServiceKitTesting", "Contracts", "Wire",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Tests/EdgeFixtures",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EdgeTests",
+            dependencies: [
+                "Edge", "Contracts", "Wire",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "SystemTests",
-            dependencies: ["ServiceClient", "ServiceKitTesting", "Contracts", "Wire", "ZeroMQ",
+            dependencies: ["ServiceClient", "ServiceKitTesting", "EdgeFixtures", "ServiceKit", "StackClient", "Contracts", "Wire", "ZeroMQ",
+                           "Imaging",
                            .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),

@@ -41,7 +41,7 @@ struct CrashTests {
                 environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
                 environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
             }
-            up = try ChildProcess("here", arguments: ["up", "--plaintext", "--max-backoff", "0"], environment: environment,
+            up = try ChildProcess("here", arguments: ["up", "--plaintext", "--max-backoff", "0", "--no-http"], environment: environment,
                                   log: directory.appendingPathComponent("up.log"))
             for _ in 0..<600 where !up.logText.contains("all services ready") { Thread.sleep(forTimeInterval: 0.1) }
             guard up.logText.contains("all services ready") else { throw ServiceError.unavailable("here up did not start: \(up.logText)") }

@@ -1,4 +1,5 @@
 import Contracts
+import EdgeFixtures
 import Foundation
 import ServiceKitTesting
 import Testing
@@ -38,6 +39,8 @@ struct HereTests {
             environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
             environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
         }
+        let edgePort = try EdgeStack.freePort()
+        environment["HEREABOUTS_EDGE_LISTEN"] = "127.0.0.1:\(edgePort)"
         // Nothing runs yet: status says so with exit code 2.
         #expect(try here(["status"], environment: environment).status == 2)
 
@@ -57,9 +60,16 @@ struct HereTests {
 
         #expect(up.logText.contains("demo data: "), "\(up.logText)")
         #expect(up.logText.contains("(CurveZMQ, keys in "), "\(up.logText)")
+        #expect(up.logText.contains("apps and browsers: http://127.0.0.1:\(edgePort)"), "\(up.logText)")
         let status = try here(["status", "--json"], environment: environment)
         #expect(status.status == 0, "\(status.err)")
-        #expect(status.out.components(separatedBy: "\"status\":\"ok\"").count - 1 == 5)
+        // The five services and the edge, each answering and ready.
+        let rows = try JSONParser.parse(Data(status.out.utf8))
+        guard case .array(let entries) = rows else { throw ServiceError.badRequest("status --json: \(status.out)") }
+        #expect(entries.count == 6 && entries.allSatisfy { $0.objectValue?["status"] == .string("ok") }, "\(status.out)")
+        #expect(entries.allSatisfy { $0.objectValue?["ready"]?.objectValue?["ready"] == .bool(true) }, "\(status.out)")
+        let edgeRow = try #require(entries.last?.objectValue)
+        #expect(edgeRow["service"] == .string("edge") && edgeRow["endpoint"] == .string("http://127.0.0.1:\(edgePort)"), "\(status.out)")
 
         // Accounts: anonymous, then registered (the same user), whoami; the session file is private.
         let anon = try here(["anon", "--json"], environment: environment)

@@ -1,0 +1,88 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Testing
+import Wire
+@testable import Edge
+
+/// How the edge turns HTTP into ops and replies back, piece by piece (the system
+/// tests drive the same through real processes).
+@Suite("HTTP to ops and back")
+struct TranslationTests {
+    @Test("a service's error becomes the problem and status of EDGE.md's table")
+    func problems() throws {
+        let table: [(ServiceError, Int, String)] = [
+            (.badRequest("x"), 400, "bad_request"), (.invalidArgument(field: "radius", "x"), 422, "invalid_argument"),
+            (.unauthenticated("x"), 401, "unauthenticated"), (.permissionDenied("x"), 403, "permission_denied"),
+            (.notFound("x"), 404, "not_found"), (ServiceError(code: .unknownOp, message: "x"), 404, "not_found"),
+            (.conflict("x"), 409, "conflict"), (.tooLarge("x"), 413, "too_large"),
+            (.rateLimited("x", retryAfterMs: 1500), 429, "rate_limited"), (.unavailable("x"), 503, "unavailable"),
+            (.internal, 500, "internal"),
+        ]
+        for (error, status, code) in table {
+            let problem = Problem(error)
+            #expect(problem.status.code == status && problem.code == code, "\(error)")
+            let response = problem.response
+            #expect(response.headers[.contentType] == "application/problem+json")
+            #expect((response.headers[.retryAfter] != nil) == [429, 503].contains(status), "\(error)")
+            #expect((response.headers[.wwwAuthenticate] == "Bearer") == (status == 401), "\(error)")
+        }
+        #expect(Problem(.rateLimited("x", retryAfterMs: 1500)).response.headers[.retryAfter] == "2")
+        let body = try JSONParser.parse(Problem(.invalidArgument(field: "radius", "radius must be 1–500000 metres")).body)
+        #expect(body == .object(["title": .string("Invalid argument"), "status": .number(.integer(422)),
+                                 "code": .string("invalid_argument"), "detail": .string("radius must be 1–500000 metres"),
+                                 "field": .string("radius")]))
+        #expect(Problem(.tooLarge("x")).response.headers[.connection] == "close")
+    }
+
+    @Test("X-Forwarded-For is believed from trusted proxies only, walking back past them")
+    func clientAddress() {
+        let headers: HTTPFields = [.init("X-Forwarded-For")!: "203.0.113.9, 10.0.0.2"]
+        #expect(ClientMiddleware.client(of: headers, peer: "198.51.100.1", trusting: ["10.0.0.1"]) == "198.51.100.1")
+        #expect(ClientMiddleware.client(of: headers, peer: "10.0.0.1", trusting: ["10.0.0.1"]) == "10.0.0.2")
+        #expect(ClientMiddleware.client(of: headers, peer: "10.0.0.1", trusting: ["10.0.0.1", "10.0.0.2"]) == "203.0.113.9")
+        #expect(ClientMiddleware.client(of: [:], peer: "10.0.0.1", trusting: ["10.0.0.1"]) == "10.0.0.1")
+    }
+
+    @Test("query parameters become the op's fields with their JSON types; a malformed one names itself")
+    func queryParameters() throws {
+        let body = try QueryParameter.body(EdgeRoutes.searchParameters,
+                                           from: URI("/v1/search?lat=52.09&lon=5&radius=2000&kinds=offer,sight&openNow=true&q=bike%20shop"))
+        #expect(body == ["lat": .number(.double(52.09)), "lon": .number(.integer(5)), "radius": .number(.integer(2000)),
+                         "q": .string("bike shop"), "kinds": .array([.string("offer"), .string("sight")]), "openNow": .bool(true)])
+        for (query, field) in [("lat=north", "lat"), ("limit=2.5", "limit"), ("openNow=perhaps", "openNow"), ("radius=1e999", "radius")] {
+            #expect(throws: Problem.self) { try QueryParameter.body(EdgeRoutes.searchParameters, from: URI("/v1/search?\(query)")) }
+            do {
+                _ = try QueryParameter.body(EdgeRoutes.searchParameters, from: URI("/v1/search?\(query)"))
+            } catch let problem as Problem {
+                #expect(problem.status.code == 422 && problem.field == field, "\(query)")
+            }
+        }
+    }
+
+    @Test("a page's Link header keeps the query and replaces the cursor")
+    func nextLink() {
+        #expect(EdgeRoutes.nextLink(URI("/v1/search?place=Utrecht&radius=500&cursor=old"), cursor: "a+b/c")
+            == #"</v1/search?place=Utrecht&radius=500&cursor=a%2Bb%2Fc>; rel="next""#)
+    }
+
+    @Test("hits become a GeoJSON FeatureCollection of points at [lon, lat]")
+    func geoJSON() throws {
+        let reply: JSONObject = ["hits": .array([.object(["id": .string("p1"), "lat": .number(.double(52.1)),
+                                                          "lon": .number(.double(5.1)), "title": .string("Bike")])]),
+                                 "nextCursor": .string("c")]
+        let collection = try JSONParser.parse(GeoJSON.featureCollection(reply))
+        #expect(collection == .object([
+            "type": .string("FeatureCollection"),
+            "features": .array([.object(["type": .string("Feature"), "id": .string("p1"),
+                                         "geometry": .object(["type": .string("Point"),
+                                                              "coordinates": .array([.number(.double(5.1)), .number(.double(52.1))])]),
+                                         "properties": .object(["id": .string("p1"), "lat": .number(.double(52.1)),
+                                                                "lon": .number(.double(5.1)), "title": .string("Bike")])])]),
+            "nextCursor": .string("c"),
+        ]))
+        #expect(GeoJSON.isAccepted("application/json;q=0.5, application/geo+json"))
+        #expect(!GeoJSON.isAccepted("application/json"))
+    }
+}
