@@ -4,11 +4,11 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
 
-SYSTEM_PACKAGES := libzmq3-dev libsqlite3-dev zlib1g-dev pkg-config
+SYSTEM_PACKAGES := libzmq3-dev libsqlite3-dev zlib1g-dev pkg-config python3-venv curl
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RELEASE_BIN := .build/release
 
-.PHONY: deps bench-peers build release test compose-check run bench soak fuzz clean
+.PHONY: deps bench-peers build release test api-check compose-check run bench soak fuzz clean
 
 ## deps: apt-install the C libraries the build links against, when missing
 deps:
@@ -39,17 +39,29 @@ build: deps
 release: deps
 	swift build -c release
 
-## test: every test target, including the system tests that start real processes
+## test: every test target, including the system tests that start real processes, then the API check
 test: deps compose-check
 	swift build --build-tests
 	swift test --skip-build
+	$(MAKE) api-check
+
+## api-check: Docs/openapi.yaml through openapi-spec-validator, then schemathesis against a live stack
+## (SCHEMATHESIS_SECONDS, default 300); both from PyPI in a virtual environment under .build
+API_VENV := .build/api-venv
+$(API_VENV)/bin/st:
+	python3 -m venv $(API_VENV)
+	$(API_VENV)/bin/pip install -q openapi-spec-validator==0.9.0 schemathesis==4.32.5
+api-check: deps $(API_VENV)/bin/st
+	swift build
+	bash Tests/API/schemathesis.sh $(API_VENV) $$(swift build --show-bin-path)
 
 ## compose-check: validate Compose/docker-compose.yml (installs Debian's docker-compose if missing; no engine needed)
 compose-check:
 	@command -v docker-compose >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null; }
 	docker-compose -f Compose/docker-compose.yml config --quiet
 
-## run: start the five services under `here up --demo` (demo data on a first start; restarted if they crash); Ctrl-C stops them
+## run: start the five services and the edge under `here up --demo` (demo data on a first start; restarted if they crash);
+## apps and browsers reach it at http://127.0.0.1:8080; Ctrl-C stops them
 run: release
 	$(RELEASE_BIN)/here up --demo
 
