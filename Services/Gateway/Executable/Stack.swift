@@ -177,7 +177,7 @@ struct Keys: ParsableCommand {
 
 struct KeysGenerate: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "generate", abstract: "Write a key pair per component (auth, catalogue, geo, favourites, chat, here) into DIR.",
+        commandName: "generate", abstract: "Write a key pair per component (auth, catalogue, geo, favourites, chat, edge, here) into DIR.",
         discussion: "<component>.key holds the Z85 public key, <component>.secret the secret key (mode 0600). Existing pairs are kept. Point HEREABOUTS_KEYS_DIR at DIR.")
     @Argument var directory: String
 
