@@ -277,6 +277,26 @@ public struct Hit: Codable, Sendable, Equatable {
         self.openStatus = openStatus
         self.rating = rating
     }
+
+    enum CodingKeys: String, CodingKey {
+        case id, distance, kind, title, lat, lon, tags, ref, ownerId, openStatus, rating
+    }
+
+    /// Every field is written, absent ones as `null` (as geo's own writer does).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(distance, forKey: .distance)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(title, forKey: .title)
+        try container.encode(lat, forKey: .lat)
+        try container.encode(lon, forKey: .lon)
+        try container.encode(tags, forKey: .tags)
+        try container.encode(ref, forKey: .ref)
+        try container.encode(ownerId, forKey: .ownerId)
+        try container.encode(openStatus, forKey: .openStatus)
+        try container.encode(rating, forKey: .rating)
+    }
 }
 
 public struct SearchReply: Codable, Sendable, Equatable {

@@ -27,6 +27,23 @@ public struct Place: Codable, Sendable, Equatable {
         self.population = population
         self.timezone = timezone
     }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, countryCode, admin1, lat, lon, population, timezone
+    }
+
+    /// Every field is written, an absent `admin1` as `null`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(countryCode, forKey: .countryCode)
+        try container.encode(admin1, forKey: .admin1)
+        try container.encode(lat, forKey: .lat)
+        try container.encode(lon, forKey: .lon)
+        try container.encode(population, forKey: .population)
+        try container.encode(timezone, forKey: .timezone)
+    }
 }
 
 public struct Country: Codable, Sendable, Equatable {
@@ -55,6 +72,24 @@ public struct Country: Codable, Sendable, Equatable {
         self.continent = continent
         self.continentName = continentName
         self.flag = flag
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case code, name, capital, population, currencyCode, currencyName, continent, continentName, flag
+    }
+
+    /// Every field is written, absent ones as `null`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(code, forKey: .code)
+        try container.encode(name, forKey: .name)
+        try container.encode(capital, forKey: .capital)
+        try container.encode(population, forKey: .population)
+        try container.encode(currencyCode, forKey: .currencyCode)
+        try container.encode(currencyName, forKey: .currencyName)
+        try container.encode(continent, forKey: .continent)
+        try container.encode(continentName, forKey: .continentName)
+        try container.encode(flag, forKey: .flag)
     }
 }
 
