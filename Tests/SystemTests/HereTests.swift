@@ -258,11 +258,62 @@ struct HereTests {
         print("favourites answered again \(Date().timeIntervalSince(killed)) s after kill -9")
         #expect(up.logText.contains("favourites exited (status 137); restarting\n"))
 
-        // Ctrl-C: every service stops, then here.
+        // The edge is supervised the same way.
+        let edgePid = try #require(CrashTests.child(named: "edge-service", of: up.process.processIdentifier))
+        kill(edgePid, SIGKILL)
+        #expect(logContains("edge restarted", within: 30), "\(up.logText)")
+        var edgeBack = false
+        for _ in 0..<200 where !edgeBack {
+            edgeBack = (try? EdgeClient(port: edgePort).get("/health/live"))?.status == 200
+            if !edgeBack { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(edgeBack)
+
+        // Ctrl-C: the edge and every service stop, then here.
         kill(up.process.processIdentifier, SIGINT)
         up.process.waitUntilExit()
         #expect(up.process.terminationStatus == 0, "\(up.logText)")
-        for service in ServiceEndpoints.services { #expect(up.logText.contains("\(service) stopped")) }
+        for service in ServiceEndpoints.services + ["edge"] { #expect(up.logText.contains("\(service) stopped")) }
         #expect(try here(["status"], environment: environment).status == 2)
+    }
+
+    @Test("here up stopped during start-up (its edge cannot listen, so it is never ready) stops what it started, at once")
+    func stopDuringStartUp() throws {
+        let directory = URL(fileURLWithPath: "/tmp/hb-here-stop-\(Identifier.random(count: 6))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A port someone else holds: the edge exits at start, and is restarted, again and again.
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) == 0 && listen(holder, 1) == 0 && getsockname(holder, $0, &length) == 0 }
+        }
+        try #require(bound)
+        var environment = ["HEREABOUTS_DATA_DIR": directory.path, "HEREABOUTS_LOG_LEVEL": "warning",
+                           "HEREABOUTS_BIN_DIR": ChildProcess.binDirectory.path, "XDG_CONFIG_HOME": directory.appendingPathComponent("config").path]
+        for service in ServiceEndpoints.services {
+            environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
+            environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
+        }
+        let up = try ChildProcess("here", arguments: ["up", "--plaintext", "--http", "127.0.0.1:\(UInt16(bigEndian: address.sin_port))"],
+                                  environment: environment, log: directory.appendingPathComponent("up.log"))
+        defer { up.terminate() }
+        let deadline = Date().addingTimeInterval(60)
+        while !up.logText.contains("edge exited"), Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        try #require(up.logText.contains("edge exited"), "\(up.logText)")
+        let children = ServiceEndpoints.services.compactMap { CrashTests.child(named: "\($0)-service", of: up.process.processIdentifier) }
+        #expect(children.count == 5)
+
+        let signalled = Date()
+        kill(up.process.processIdentifier, SIGTERM)
+        up.process.waitUntilExit()
+        #expect(Date().timeIntervalSince(signalled) < 10, "\(up.logText)")
+        #expect(up.process.terminationStatus == 0, "\(up.logText)")
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(children.allSatisfy { kill($0, 0) != 0 }, "a service outlived here up")
     }
 }

@@ -62,12 +62,19 @@ struct Up: ParsableCommand {
         let stop = DispatchSemaphore(value: 0)
         let sources = [SIGINT, SIGTERM].map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.signal() }
+            // Stopping works during start-up too: start() then throws Stopped.
+            source.setEventHandler {
+                stop.signal()
+                supervisor.stop()
+            }
             source.resume()
             return source
         }
         do {
             try supervisor.start()
+        } catch is Supervisor.Stopped {
+            supervisor.stop()
+            return
         } catch {
             let failure = GatewayError.from(error)
             FileHandle.standardError.write(Data("here: \(failure.message)\n".utf8))

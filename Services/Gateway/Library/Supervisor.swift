@@ -40,9 +40,16 @@ public final class Supervisor: Sendable {
         var restarts = 0
     }
 
+    /// Thrown by `start` when `stop` was called meanwhile (Ctrl-C during start-up).
+    public struct Stopped: Error {}
+
     public let configuration: Configuration
+    /// The children; `stopping` is set under the same lock, so no child is started
+    /// after `stop` has read which to stop.
     private let children = Mutex<[String: Child]>([:])
     private let stopping = Atomic<Bool>(false)
+    /// Held for the whole of a stop: a second caller waits until the first is done.
+    private let stopLock = Mutex<Bool>(false)
     private let report: @Sendable (String) -> Void
 
     public init(_ configuration: Configuration, report: @escaping @Sendable (String) -> Void) {
@@ -59,6 +66,7 @@ public final class Supervisor: Sendable {
             try launch(service)
             let endpoint = ServiceEndpoints.resolve(service, environment: configuration.environment).requests
             guard let health = waitForHealth(service: service, endpoint: endpoint) else {
+                if stopping.load(ordering: .sequentiallyConsistent) { throw Stopped() }
                 stop()
                 throw GatewayError("\(service) did not answer within \(Int(configuration.startTimeout)) s; see \(logFile(service).path)",
                                    exitCode: 2)
@@ -69,6 +77,7 @@ public final class Supervisor: Sendable {
         if let listen = configuration.edgeListen {
             try launch(Self.edge, environment: ["HEREABOUTS_EDGE_LISTEN": listen])
             guard waitForEdge(listen) else {
+                if stopping.load(ordering: .sequentiallyConsistent) { throw Stopped() }
                 stop()
                 throw GatewayError("the edge did not answer at \(listen) within \(Int(configuration.startTimeout)) s; see \(logFile(Self.edge).path)",
                                    exitCode: 2)
@@ -86,16 +95,24 @@ public final class Supervisor: Sendable {
         configuration.services + (configuration.edgeListen == nil ? [] : [Self.edge])
     }
 
-    /// Stops every service (SIGTERM, then SIGKILL after 10 s), last started first.
+    /// Stops every child (SIGTERM, then SIGKILL after 10 s), last started first. May
+    /// be called from any thread, also while `start` waits (which then throws
+    /// `Stopped`); a second call waits for the first and does nothing more.
     public func stop() {
-        stopping.store(true, ordering: .sequentiallyConsistent)
-        for service in components.reversed() {
-            guard let pid = children.withLock({ $0[service]?.pid }), pid > 0 else { continue }
-            kill(pid, SIGTERM)
-            let deadline = Date().addingTimeInterval(10)
-            while kill(pid, 0) == 0, Date() < deadline { usleep(20_000) }
-            if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
-            report("\(service) stopped")
+        stopLock.withLock { stopped in
+            guard !stopped else { return }
+            stopped = true
+            let pids = children.withLock { children -> [(String, pid_t)] in
+                stopping.store(true, ordering: .sequentiallyConsistent)
+                return components.reversed().compactMap { service in children[service].map { (service, $0.pid) } }
+            }
+            for (service, pid) in pids where pid > 0 {
+                kill(pid, SIGTERM)
+                let deadline = Date().addingTimeInterval(10)
+                while kill(pid, 0) == 0, Date() < deadline { usleep(20_000) }
+                if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
+                report("\(service) stopped")
+            }
         }
     }
 
@@ -113,12 +130,14 @@ public final class Supervisor: Sendable {
             throw GatewayError("\(executable) is missing: build the services (make release) or put them beside here", exitCode: 3)
         }
         let environment = configuration.environment.merging(extra) { $1 }
-        let pid = try ChildProcessSpawner.spawn(executable, environment: environment, log: logFile(service))
-        children.withLock { children in
+        let pid = try children.withLock { children -> pid_t in
+            guard !stopping.load(ordering: .sequentiallyConsistent) else { throw Stopped() }
+            let pid = try ChildProcessSpawner.spawn(executable, environment: environment, log: logFile(service))
             var child = children[service] ?? Child()
             child.pid = pid
             child.startedAt = Date()
             children[service] = child
+            return pid
         }
         // Each child has a watcher thread that reaps it and restarts it if it died.
         Thread.detachNewThread { [self] in
@@ -140,6 +159,8 @@ public final class Supervisor: Sendable {
             do {
                 try launch(service, environment: extra)
                 report("\(service) restarted")
+            } catch is Stopped {
+                return
             } catch {
                 report("\(service) could not be restarted: \(error)")
             }
@@ -148,7 +169,7 @@ public final class Supervisor: Sendable {
 
     private func waitForEdge(_ listen: String) -> Bool {
         let deadline = Date().addingTimeInterval(configuration.startTimeout)
-        while Date() < deadline {
+        while Date() < deadline, !stopping.load(ordering: .sequentiallyConsistent) {
             if HTTPProbe.status(of: "/health/live", at: listen) == 200 { return true }
             Thread.sleep(forTimeInterval: 0.1)
         }
@@ -160,7 +181,7 @@ public final class Supervisor: Sendable {
         let client = ServiceClient(service: service, endpoint: endpoint, timeout: 1, tries: 1, curve: try? keys?.client(of: service))
         defer { client.close() }
         let deadline = Date().addingTimeInterval(configuration.startTimeout)
-        while Date() < deadline {
+        while Date() < deadline, !stopping.load(ordering: .sequentiallyConsistent) {
             if let reply = try? client.call(HealthAPI.health(service), Empty()) { return reply }
             Thread.sleep(forTimeInterval: 0.1)
         }
