@@ -20,8 +20,8 @@ deps:
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-## bench-peers: the peers the benchmarks compare against (Redis, PostgreSQL with PostGIS), when missing
-PEER_PACKAGES := redis-server postgresql-15-postgis-3
+## bench-peers: the peers and load generators the benchmarks use (Redis, PostgreSQL with PostGIS, nginx, wrk), when missing
+PEER_PACKAGES := redis-server postgresql-15-postgis-3 nginx-light wrk
 bench-peers:
 	@missing=""; for p in $(PEER_PACKAGES); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \

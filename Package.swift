@@ -431,7 +431,7 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "ZeroMQ", "Wire", "Contracts", "ServiceClient", "ServiceKit", "ServiceKitTesting", "Auth", "Catalogue", "Geo",
+                "ZeroMQ", "Wire", "Contracts", "ServiceClient", "ServiceKit", "ServiceKitTesting", "EdgeFixtures", "Auth", "Catalogue", "Geo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

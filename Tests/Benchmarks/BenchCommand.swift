@@ -21,8 +21,11 @@ struct All: ParsableCommand {
     @Option(help: "The directory gen_dataset.py wrote (posts.tsv, queries.tsv); without it the dataset figures are skipped.")
     var dataset: String?
 
-    @Option(help: "Which benchmarks to run: foundation, catalogue, geo, messaging (all by default).")
+    @Option(help: "Which benchmarks to run: foundation, catalogue, geo, messaging, edge (all by default).")
     var only: [String] = []
+
+    @Option(help: "WebSockets the edge benchmark opens.")
+    var sockets: Int = 10_000
 
     @Option(help: "Where the services under test keep their files (a fresh directory is made inside it).")
     var scratch: String = "/tmp"
@@ -40,6 +43,10 @@ struct All: ParsableCommand {
             }),
             ("messaging", {
                 try MessagingBenchmark(seconds: seconds, directory: directory.appendingPathComponent("messaging"), report: report).run()
+            }),
+            ("edge", {
+                try EdgeBenchmark(seconds: seconds, directory: directory.appendingPathComponent("edge"),
+                                  dataset: dataset.map { URL(fileURLWithPath: $0) }, sockets: sockets, report: report).run()
             }),
             ("geo", {
                 guard let dataset else { return "## Geo\n\nSkipped: needs `--dataset` (make bench makes it)." }

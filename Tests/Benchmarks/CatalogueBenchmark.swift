@@ -1,4 +1,5 @@
 import Contracts
+import EdgeFixtures
 import Foundation
 import ServiceClient
 import ServiceKit
@@ -150,6 +151,27 @@ final class BenchStack {
         }
     }
 
+    /// Starts the edge in front of the services on a free port (rate limit off, unless
+    /// `environment` says otherwise) and waits until it answers; returns the port.
+    func startEdge(environment extra: [String: String] = [:]) throws -> Int {
+        let port = Int(try Peers.freePort())
+        let environment = self.environment.merging(["HEREABOUTS_EDGE_LISTEN": "127.0.0.1:\(port)", "HEREABOUTS_EDGE_RATE_LIMIT": "0"]) { $1 }
+            .merging(extra) { $1 }
+        let process = try ChildProcess("edge-service", arguments: [], environment: environment,
+                                       log: directory.appendingPathComponent("edge.log"))
+        processes.append(process)
+        services["edge"] = process
+        let client = EdgeClient(port: port)
+        for _ in 0..<200 {
+            if (try? client.get("/health/live"))?.status == 200 { return port }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw ServiceError(code: .unavailable, message: "the edge did not start: \(process.logText)")
+    }
+
+    /// A running process's id (a service, or "edge").
+    func pid(_ service: String) -> Int32? { services[service]?.process.processIdentifier }
+
     /// Stops a service and starts it again; returns the seconds from the start of
     /// its process until it answered `health`.
     func restart(_ service: String) throws -> TimeInterval {
@@ -162,12 +184,7 @@ final class BenchStack {
 
     /// A running service's resident memory, from /proc.
     func residentBytes(_ service: String) -> Int? {
-        guard let pid = services[service]?.process.processIdentifier,
-              let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
-        else { return nil }
-        return kilobytes * 1024
+        services[service].flatMap { ProcessCPU.residentBytes($0.process.processIdentifier) }
     }
 
     func endpoint(_ service: String) -> String { endpoints[service]! }

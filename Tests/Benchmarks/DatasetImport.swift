@@ -111,4 +111,31 @@ enum DatasetImport {
         let all = (0..<batches.count).flatMap { byBatch[$0] ?? [] }
         return Result(seconds: seconds, batches: batches.count, failures: failures.load(ordering: .relaxed), ids: all)
     }
+
+    /// The dataset through catalogue while geo follows: the import, and the seconds
+    /// from its start until geo held every post with nothing left to apply (nil when
+    /// not within 10 minutes).
+    static func runUntilSearchable(_ posts: [DatasetPost], token: String, catalogue: String,
+                                   geo: String) throws -> (imported: Result, searchable: Double?) {
+        let searchable = Mutex<Double?>(nil)
+        let start = Date()
+        let expected = posts.count
+        let watcher = ServiceThread(name: "watch-geo") {
+            let client = ServiceClient(service: "geo", endpoint: geo, timeout: 30, tries: 1)
+            defer { client.close() }
+            while Date().timeIntervalSince(start) < 600 {
+                if let stats = try? client.call(GeoAPI.stats, Empty()), stats.posts >= expected, stats.lag.values.allSatisfy({ $0 == 0 }) {
+                    searchable.withLock { $0 = Date().timeIntervalSince(start) }
+                    return
+                }
+                Thread.sleep(forTimeInterval: 0.25)
+            }
+        }
+        let imported = try run(posts, token: token, endpoint: catalogue)
+        watcher.join()
+        guard imported.failures == 0, imported.ids.count == posts.count else {
+            throw PeerError("the import failed: \(imported.failures) batches")
+        }
+        return (imported, searchable.withLock { $0 })
+    }
 }

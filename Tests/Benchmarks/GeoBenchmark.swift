@@ -27,26 +27,8 @@ struct GeoBenchmark {
 
         // 1. The dataset through catalogue, with geo following: until all is searchable.
         print("geo: importing \(posts.count) posts through catalogue")
-        let searchable = Mutex<Double?>(nil)
-        let importStart = Date()
-        let expected = posts.count
-        let watcher = ServiceThread(name: "watch-geo") {
-            let client = ServiceClient(service: "geo", endpoint: geoEndpoint, timeout: 30, tries: 1)
-            defer { client.close() }
-            while Date().timeIntervalSince(importStart) < 600 {
-                if let stats = try? client.call(GeoAPI.stats, Empty()), stats.posts >= expected, stats.lag.values.allSatisfy({ $0 == 0 }) {
-                    searchable.withLock { $0 = Date().timeIntervalSince(importStart) }
-                    return
-                }
-                Thread.sleep(forTimeInterval: 0.25)
-            }
-        }
-        let imported = try DatasetImport.run(posts, token: token, endpoint: stack.endpoint("catalogue"))
-        watcher.join()
-        let catchUp = searchable.withLock { $0 }
-        guard imported.failures == 0, imported.ids.count == posts.count else {
-            throw PeerError("the import failed: \(imported.failures) batches")
-        }
+        let (imported, catchUp) = try DatasetImport.runUntilSearchable(posts, token: token, catalogue: stack.endpoint("catalogue"),
+                                                                       geo: geoEndpoint)
 
         // 2. Start-up on a file of a million posts.
         print("geo: restarting")

@@ -1,0 +1,151 @@
+import Foundation
+
+/// wrk (Debian's) as the HTTP load generator: keep-alive connections, a Lua script
+/// that cycles through the given paths and counts answers that are not 200.
+enum Wrk {
+    struct Result {
+        var requests: Int
+        var seconds: Double
+        var p50: Double
+        var p99: Double
+        /// Answers other than 200, and socket errors.
+        var errors: Int
+
+        var rate: Double { Double(requests) / seconds }
+    }
+
+    /// A script cycling through `paths`, each thread from its own place in them.
+    static func script(paths: [String], headers: [String: String] = [:], in directory: URL, name: String) throws -> URL {
+        let quoted = paths.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        let headerLines = headers.map { "wrk.headers[\"\($0.key)\"] = \"\($0.value)\"" }.joined(separator: "\n")
+        let text = """
+            local paths = {
+            \(quoted.joined(separator: ",\n"))
+            }
+            \(headerLines)
+            local threads = {}
+            function setup(thread)
+              thread:set("offset", #threads * 997)
+              table.insert(threads, thread)
+            end
+            function init(args)
+              counter = offset
+              bad = 0
+            end
+            function request()
+              counter = counter + 1
+              return wrk.format("GET", paths[(counter % #paths) + 1])
+            end
+            function response(status, headers, body)
+              if status ~= 200 then bad = bad + 1 end
+            end
+            function done(summary, latency, requests)
+              local notOK = 0
+              for _, thread in ipairs(threads) do notOK = notOK + thread:get("bad") end
+              local e = summary.errors
+              io.write(string.format("WRK requests=%d duration=%d p50=%d p99=%d bad=%d socket=%d\\n", summary.requests,
+                summary.duration, latency:percentile(50), latency:percentile(99), notOK,
+                e.connect + e.read + e.write + e.timeout))
+            end
+            """
+        let file = directory.appendingPathComponent("\(name).lua")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    /// Runs wrk for `seconds` with `connections` keep-alive connections on `threads` threads.
+    static func run(url: String, script: URL, seconds: Int, connections: Int = 4, threads: Int = 2) throws -> Result {
+        let output = try Peers.run("/usr/bin/wrk", ["-t\(threads)", "-c\(connections)", "-d\(seconds)s", "-s", script.path, url])
+        guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("WRK ") }) else {
+            throw PeerError("wrk said: \(output)")
+        }
+        var fields: [String: Double] = [:]
+        for pair in line.dropFirst(4).split(separator: " ") {
+            let parts = pair.split(separator: "=")
+            if parts.count == 2 { fields[String(parts[0])] = Double(parts[1]) }
+        }
+        guard let requests = fields["requests"], let duration = fields["duration"] else { throw PeerError("wrk said: \(output)") }
+        return Result(requests: Int(requests), seconds: duration / 1_000_000, p50: (fields["p50"] ?? .nan) / 1000,
+                      p99: (fields["p99"] ?? .nan) / 1000, errors: Int((fields["bad"] ?? 0) + (fields["socket"] ?? 0)))
+    }
+
+    static var version: String {
+        ((try? Peers.run("/usr/bin/wrk", ["-v"])) ?? "").split(separator: "\n").first.map(String.init) ?? "wrk"
+    }
+}
+
+/// nginx (Debian's) serving one static file on loopback, one process: the HTTP floor
+/// on this machine.
+final class NginxPeer {
+    let port: UInt16
+    private let process = Process()
+
+    init(directory: URL, file: Data, name: String) throws {
+        port = try Peers.freePort()
+        let root = directory.appendingPathComponent("nginx")
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("static"), withIntermediateDirectories: true)
+        try file.write(to: root.appendingPathComponent("static/\(name)"))
+        let configuration = """
+            daemon off;
+            master_process off;
+            worker_processes 1;
+            error_log \(root.path)/error.log;
+            pid \(root.path)/nginx.pid;
+            events { worker_connections 1024; }
+            http {
+              access_log off;
+              client_body_temp_path \(root.path)/body;
+              proxy_temp_path \(root.path)/proxy;
+              fastcgi_temp_path \(root.path)/fastcgi;
+              uwsgi_temp_path \(root.path)/uwsgi;
+              scgi_temp_path \(root.path)/scgi;
+              keepalive_requests 1000000;
+              server {
+                listen 127.0.0.1:\(port);
+                root \(root.path)/static;
+                location / { default_type application/json; }
+              }
+            }
+            """
+        let file = root.appendingPathComponent("nginx.conf")
+        try configuration.write(to: file, atomically: true, encoding: .utf8)
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        process.arguments = ["-c", file.path, "-p", root.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 0.5)
+        guard process.isRunning else { throw PeerError("nginx did not start: see \(root.path)/error.log") }
+    }
+
+    static var version: String {
+        ((try? Peers.run("/usr/sbin/nginx", ["-v"])) ?? "nginx").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// A process's CPU time (user and system) so far, from /proc: the edge's cost per request.
+enum ProcessCPU {
+    static func seconds(_ pid: Int32) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+        // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command.
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Resident memory, from /proc.
+    static func residentBytes(_ pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return nil }
+        return kilobytes * 1024
+    }
+}
