@@ -8,7 +8,7 @@ SYSTEM_PACKAGES := libzmq3-dev libsqlite3-dev zlib1g-dev pkg-config python3-venv
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RELEASE_BIN := .build/release
 
-.PHONY: deps bench-peers build release test api-check compose-check run bench soak fuzz clean
+.PHONY: deps bench-peers build release test api-check compose-check run bench soak soak-edge fuzz clean
 
 ## deps: apt-install the C libraries the build links against, when missing
 deps:
@@ -80,6 +80,11 @@ bench: release bench-peers $(BENCH_DATA)/posts.tsv
 SOAK_MINUTES ?= 10
 soak: release
 	$(RELEASE_BIN)/hereabouts-bench soak --minutes $(SOAK_MINUTES) --clients 4 --output Docs/BENCHMARKS.md
+
+## soak-edge: the same flows as an app runs them, over HTTP through the edge, each buddy holding the events WebSocket;
+## fails also on any 5xx, a chat message not delivered on the socket, or the edge's memory grown over 10% after minute 1
+soak-edge: release
+	$(RELEASE_BIN)/hereabouts-bench soak --edge --minutes $(SOAK_MINUTES) --clients 4 --output Docs/BENCHMARKS.md
 
 ## fuzz: libFuzzer with AddressSanitizer on every service's request handling for FUZZ_SECONDS (600), from the
 ## committed corpus; inputs that reached new code are merged back into Tests/Fuzzing/Corpus (commit them), and

@@ -165,7 +165,8 @@ struct EdgeBenchmark {
                     if due > now { usleep(UInt32((due - now) / 1000)) }
                     let body = JSONWriter.data(.object(["to": .string(recipients[number % recipients.count]),
                                                         "text": .string("t=\(DispatchTime.now().uptimeNanoseconds)")]))
-                    let reply = try? http.post("/v1/messages", body: body, token: senders[number % senders.count])
+                    let reply = try? http.send("POST", "/v1/messages", token: senders[number % senders.count], body: body,
+                                               contentType: "application/json")
                     if reply?.status == 201 { sent.add(1, ordering: .relaxed) } else { failed.add(1, ordering: .relaxed) }
                     number += threads
                 }
@@ -245,29 +246,5 @@ extension DatasetQuery {
             path += "&q=" + (term.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? term)
         }
         return path
-    }
-}
-
-/// One keep-alive HTTP/1.1 connection to the edge, reconnecting when the edge closed it.
-final class KeepAliveHTTP {
-    let port: Int
-    private var connection: RawConnection?
-
-    init(port: Int) { self.port = port }
-
-    func post(_ path: String, body: Data, token: String) throws -> HTTPReply {
-        let head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
-            + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
-        for attempt in 0..<2 {
-            let connection = try self.connection ?? RawConnection(port: port)
-            self.connection = connection
-            if connection.send(Data(head.utf8) + body), let reply = try? connection.receiveResponse(to: "POST") {
-                if reply.header("Connection")?.lowercased() == "close" { self.connection = nil }
-                return reply
-            }
-            self.connection = nil
-            if attempt == 1 { break }
-        }
-        throw PeerError("no answer from the edge")
     }
 }

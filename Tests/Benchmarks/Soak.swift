@@ -1,5 +1,6 @@
 import ArgumentParser
 import Contracts
+import EdgeFixtures
 import Foundation
 import ServiceClient
 import ServiceKitTesting
@@ -15,6 +16,12 @@ import Wire
 /// stood after the first minute, and its whole resident set at the end within 10% of
 /// where it stood at minute 5, once the page caches have filled; writes the figures
 /// into the benchmark report.
+///
+/// With `--edge` the clients are phone apps: every op goes over HTTP through the edge
+/// (EDGE.md's routes, one keep-alive connection per client) and each buddy holds the
+/// events WebSocket, on which every chat message sent to it must arrive. Then it also
+/// passes only with no `5xx` at all and the edge's resident set at the end within
+/// 10 % of where it stood after the first minute.
 struct Soak: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "soak", abstract: "Mixed ops on all five services for minutes; checks errors and memory.")
 
@@ -33,6 +40,9 @@ struct Soak: ParsableCommand {
     @Option(help: "The report to update (sections between bench markers are replaced).")
     var output: String = "Docs/BENCHMARKS.md"
 
+    @Flag(help: "Through the edge: every op over HTTP, chat delivered over the events WebSocket.")
+    var edge = false
+
     func run() throws {
         let directory = URL(fileURLWithPath: "/tmp/hb-soak-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -42,6 +52,7 @@ struct Soak: ParsableCommand {
         // is about what a service keeps, so it runs flat out.
         let stack = try BenchStack(directory: directory, services: services)
         defer { stack.stop() }
+        let edgePort = edge ? try stack.startEdge() : nil
 
         let seconds = minutes * 60
         let tally = SoakTally()
@@ -55,7 +66,11 @@ struct Soak: ParsableCommand {
             let thread = Thread { [maxOps] in
                 defer { done.leave() }
                 do {
-                    try SoakClient(index: client, endpoints: endpoints, tally: tally).run(until: deadline, maxOps: maxOps)
+                    let transport: any SoakTransport = edgePort.map { port in
+                        HTTPSoakTransport(port: port) { op, status in tally.recordServerError(op: op, status: status) }
+                    } ?? ZeroMQSoakTransport(endpoints: endpoints)
+                    try SoakClient(index: client, transport: transport, eventsPort: edgePort, tally: tally)
+                        .run(until: deadline, maxOps: maxOps)
                 } catch {
                     tally.record(op: "setup", code: "\(error)")
                 }
@@ -79,8 +94,10 @@ struct Soak: ParsableCommand {
             }
         }
         let early = memory()
+        let edgeEarly = stack.residentBytes("edge")
         let opsEarly = tally.totalOps
         var peak = early.mapValues(\.residentBytes)
+        var edgePeak = edgeEarly ?? 0
         // From minute 5 (or half a shorter run) on, each service's first sample with its
         // page caches full (SQLite's heap at a connection's cache_size, 32 MiB): the whole
         // process must stay within 10% of it from then to the end.
@@ -89,6 +106,7 @@ struct Soak: ParsableCommand {
         while Date() < deadline, done.wait(timeout: .now() + 5) == .timedOut {
             let now = memory()
             let elapsed = Date().timeIntervalSince(started)
+            edgePeak = max(edgePeak, stack.residentBytes("edge") ?? 0)
             for (service, use) in now {
                 peak[service] = max(peak[service] ?? 0, use.residentBytes)
                 if full[service] == nil, elapsed >= filled, use.sqliteBytes >= Self.pageCacheBytes { full[service] = (elapsed, use) }
@@ -97,6 +115,7 @@ struct Soak: ParsableCommand {
         done.wait()
         let elapsed = Date().timeIntervalSince(started)
         let late = memory()
+        let edgeLate = stack.residentBytes("edge")
 
         var memoryRows = ""
         var memoryOK = late.count == services.count && early.count == services.count
@@ -131,12 +150,26 @@ struct Soak: ParsableCommand {
             let size = (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("\(service).sqlite").path)[.size] as? Int) ?? 0
             return "\(service) \(mib(size))"
         }.joined(separator: ", ")
-        let passed = unexpected == 0 && memoryOK
-        let report = """
-        ## Soak: mixed ops on all five services
+        var passed = unexpected == 0 && memoryOK
+        var edgeSummary = ""
+        if edge {
+            let growth = percent(Int64(edgeLate ?? 0), of: Int64(edgeEarly ?? 0))
+            let edgeOK = tally.serverErrors == 0 && edgeEarly != nil && edgeLate != nil && growth <= 10
+            passed = passed && edgeOK
+            edgeSummary = """
 
-        \(Machine.measured(with: "`make soak` (`hereabouts-bench soak --minutes \(format(minutes, minutes.rounded() == minutes ? 0 : 1)) --clients \(clients)`)")) The five services run as separate processes on loopback TCP,
-        write rate limits off. Each client is a registered user with a buddy and loops through the apps' flows:
+            Through the edge: \(tally.serverErrors) `5xx` replies (none allowed); \(tally.delivered) chat messages arrived on
+            the buddies' WebSockets, each within 5 s of its send (a missing one counts as an unexpected error of
+            `events.chat.message`). The edge's resident set: \(mib(edgeEarly ?? 0)) after \(format(settle)) s, peak \(mib(edgePeak)),
+            \(mib(edgeLate ?? 0)) at the end: \(format(growth, 1)) % (within 10 %: \(growth <= 10 ? "yes" : "**no**")).
+            """
+        }
+        let command = "hereabouts-bench soak --minutes \(format(minutes, minutes.rounded() == minutes ? 0 : 1)) --clients \(clients)\(edge ? " --edge" : "")"
+        let report = """
+        ## Soak\(edge ? " through the edge: the apps' flows over HTTP and WebSocket" : ": mixed ops on all five services")
+
+        \(Machine.measured(with: "`make soak\(edge ? "-edge" : "")` (`\(command)`)")) The five services\(edge ? " and the edge" : "") run as separate processes on loopback TCP,
+        write rate limits off\(edge ? " (and the edge's per-address limit). Every op below is the HTTP request of its route (EDGE.md) on one keep-alive connection per client, each POST with an `Idempotency-Key`; each buddy holds `GET /v1/events` open" : ""). Each client is a registered user with a buddy and loops through the apps' flows:
         `auth.me`, `auth.location.set`; create a post with hours, a notify radius and a photo, fetch the photo, edit
         the post, get it, list the user's posts; `geo.search`, `geo.nearest`, `geo.within`, `geo.places.search`,
         `geo.places.reverse`, `geo.fences.update` (and `geo.users.near` every 5 s, within its limit of 30 a
@@ -148,7 +181,7 @@ struct Soak: ParsableCommand {
         **\(passed ? "Passed" : "FAILED")**: \(tally.totalOps) ops in \(format(elapsed)) s (\(format(Double(tally.totalOps) / elapsed)) ops/s; \(opsEarly) in the first \(format(settle)) s),
         \(unexpected) unexpected errors; \(tally.followerWaits) waits for a follower (a save of the post
         created one round earlier, answered `not_found` until favourites had followed catalogue, then retried:
-        expected, as the feeds are asynchronous). Database files at the end: \(files).
+        expected, as the feeds are asynchronous). Database files at the end: \(files).\(edgeSummary)
 
         Memory as each service's `health` reports it: the resident set, with SQLite's heap (almost all of
         it the connections' page caches, `cache_size` 32 MiB per connection) in brackets. The page caches fill
@@ -167,7 +200,7 @@ struct Soak: ParsableCommand {
         \(opRows)
         """
         print(report)
-        try BenchmarkReport(path: output).write(section: "soak", body: report)
+        try BenchmarkReport(path: output).write(section: edge ? "soak-edge" : "soak", body: report)
         if !passed { throw ExitCode(1) }
     }
 
@@ -184,6 +217,8 @@ final class SoakTally: Sendable {
         var counts: [String: Int] = [:]
         var errors: [String: [String: Int]] = [:]
         var followerWaits = 0
+        var serverErrors = 0
+        var delivered = 0
     }
     private let state = Mutex(State())
 
@@ -196,6 +231,15 @@ final class SoakTally: Sendable {
 
     func recordFollowerWait() { state.withLock { $0.followerWaits += 1 } }
 
+    /// A `5xx` from the edge (also counted as its op's error).
+    func recordServerError(op: String, status: Int) { state.withLock { $0.serverErrors += 1 } }
+
+    /// A chat message that arrived on the recipient's WebSocket.
+    func recordDelivery() { state.withLock { $0.delivered += 1 } }
+
+    var serverErrors: Int { state.withLock { $0.serverErrors } }
+    var delivered: Int { state.withLock { $0.delivered } }
+
     var counts: [String: Int] { state.withLock { $0.counts } }
     var errors: [String: [String: Int]] { state.withLock { $0.errors } }
     var followerWaits: Int { state.withLock { $0.followerWaits } }
@@ -203,11 +247,13 @@ final class SoakTally: Sendable {
     var unexpectedErrors: Int { state.withLock { $0.errors.values.flatMap(\.values).reduce(0, +) } }
 }
 
-/// One user and a buddy working through the apps' flows on their own sockets.
+/// One user and a buddy working through the apps' flows on their own connections.
 private final class SoakClient {
     let index: Int
     let tally: SoakTally
-    private let clients: [String: ServiceClient]
+    private let transport: any SoakTransport
+    /// The edge's port, when the buddy is to hold the events WebSocket.
+    private let eventsPort: Int?
     /// Ops this client has sent.
     private var ops = 0
 
@@ -217,18 +263,26 @@ private final class SoakClient {
         ("Oaxaca", 17.0732, -96.7266, "America/Mexico_City"), ("Reykjavik", 64.1466, -21.9426, "Atlantic/Reykjavik"),
     ]
 
-    init(index: Int, endpoints: [String: String], tally: SoakTally) {
+    init(index: Int, transport: any SoakTransport, eventsPort: Int?, tally: SoakTally) {
         self.index = index
         self.tally = tally
-        clients = endpoints.mapValues { ServiceClient(service: "soak", endpoint: $0, timeout: 30, tries: 1) }
+        self.transport = transport
+        self.eventsPort = eventsPort
     }
 
     func run(until deadline: Date, maxOps: Int) throws {
-        defer { clients.values.forEach { $0.close() } }
+        defer { transport.close() }
         let password = "soak password \(index)"
         var user = try session(register: "soak\(index)@example.org", password: password)
         var buddy = try session(register: "buddy\(index)@example.org", password: password)
         let userId = try user.reply.object("user").string("id"), buddyId = try buddy.reply.object("user").string("id")
+        let events = try eventsPort.map { port in
+            let socket = try EventSocketClient(port: port)
+            socket.authenticate(buddy.token)
+            guard socket.next(ofType: "ready") != nil else { throw ServiceError(code: .unavailable, message: "the events socket did not get ready") }
+            return socket
+        }
+        defer { events?.close() }
         var previousPost: String?
         var conversation: String?
         var round = 0
@@ -238,6 +292,7 @@ private final class SoakClient {
             if Date().timeIntervalSince(user.issued) > 600 {
                 user = try refresh(user)
                 buddy = try refresh(buddy)
+                events?.authenticate(buddy.token)
             }
             let place = Self.places[(index + round) % Self.places.count]
             let lat = place.lat + Double(round % 50) * 0.0004, lon = place.lon - Double(round % 30) * 0.0004
@@ -284,6 +339,7 @@ private final class SoakClient {
             if let sent = call("chat", "chat.send", ["to": .string(buddyId), "text": .string("Meet at the reef at \(round % 12 + 7)?")], token),
                let message = try? sent.object("message") {
                 conversation = try? message.string("conversationId")
+                if let events { awaitDelivery(of: message, on: events) }
                 if let conversation, case .number(let seq)? = message["seq"] {
                     call("chat", "chat.conversations", ["limit": .number(.integer(10))], buddy.token)
                     call("chat", "chat.messages", ["conversationId": .string(conversation), "limit": .number(.integer(20))], buddy.token)
@@ -306,6 +362,22 @@ private final class SoakClient {
             round += 1
         }
         _ = conversation
+    }
+
+    /// The chat message just sent, as the buddy's WebSocket gets it: within 5 s, or an
+    /// unexpected error of `events.chat.message`. Other events (fence crossings) are passed over.
+    private func awaitDelivery(of message: JSONObject, on events: EventSocketClient) {
+        let id = message["id"]?.stringValue
+        let deadline = Date().addingTimeInterval(5)
+        while case let left = deadline.timeIntervalSinceNow, left > 0 {
+            guard let event = events.next(ofType: "chat.message", timeout: left) else { break }
+            if event["message"]?["id"]?.stringValue == id {
+                tally.recordDelivery()
+                tally.record(op: "events.chat.message")
+                return
+            }
+        }
+        tally.record(op: "events.chat.message", code: events.hasEnded ? "socket closed" : "not delivered within 5 s")
     }
 
     /// Saves a post created a round ago. Favourites learns of posts from
@@ -364,14 +436,7 @@ private final class SoakClient {
                          attachments: [Data] = []) -> Result<JSONObject, ServiceError> {
         ops += 1
         let object = JSONObject(body.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
-        do {
-            let (reply, _) = try clients[service]!.callRaw(op: op, body: .object(object), token: token, attachments: attachments)
-            return reply.result
-        } catch let error as ServiceError {
-            return .failure(error)
-        } catch {
-            return .failure(ServiceError(code: .internal, message: "\(error)"))
-        }
+        return transport.call(service, op, object, token: token, attachments: attachments)
     }
 }
 

@@ -18,16 +18,22 @@ public struct EdgeClient: Sendable {
     public func send(_ method: String, _ path: String, headers: [(String, String)] = [], body: Data? = nil,
                      contentType: String? = nil) throws -> HTTPReply {
         let connection = try RawConnection(port: port)
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        connection.send(Self.request(method, path, port: port, token: token, headers: [("Connection", "close")] + self.headers + headers,
+                                     body: body, contentType: contentType))
+        return try connection.receiveResponse(to: method)
+    }
+
+    /// A request's bytes: its head (with the bearer token, when there is one) and body.
+    static func request(_ method: String, _ path: String, port: Int, token: String?, headers: [(String, String)], body: Data?,
+                        contentType: String?) -> Data {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
-        for (name, value) in self.headers + headers { head += "\(name): \(value)\r\n" }
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if let body {
             if let contentType { head += "Content-Type: \(contentType)\r\n" }
             head += "Content-Length: \(body.count)\r\n"
         }
-        connection.send(head + "\r\n")
-        if let body { connection.send(body) }
-        return try connection.receiveResponse(to: method)
+        return Data((head + "\r\n").utf8) + (body ?? Data())
     }
 
     public func get(_ path: String, headers: [(String, String)] = []) throws -> HTTPReply {
@@ -61,6 +67,40 @@ public struct EdgeClient: Sendable {
         var client = self
         client.token = token
         return client
+    }
+}
+
+/// One keep-alive HTTP/1.1 connection to the edge, as an app's HTTP stack keeps
+/// one: requests one after another on it, a new connection when the edge has closed
+/// it. A request that meets a connection the edge closed meanwhile (an idle one) is
+/// sent once more on a new one, as HTTP clients do; give writes an
+/// `Idempotency-Key` so that a second sending is applied once.
+public final class KeepAliveHTTP {
+    public let port: Int
+    private var connection: RawConnection?
+
+    public init(port: Int) { self.port = port }
+
+    public func send(_ method: String, _ path: String, token: String? = nil, headers: [(String, String)] = [], body: Data? = nil,
+                     contentType: String? = nil) throws -> HTTPReply {
+        let bytes = EdgeClient.request(method, path, port: port, token: token, headers: headers, body: body, contentType: contentType)
+        var lastFailure: (any Error)?
+        for _ in 0..<2 {
+            let reused = connection != nil
+            let connection = try self.connection ?? RawConnection(port: port)
+            self.connection = connection
+            do {
+                guard connection.send(bytes) else { throw RawConnection.Failure(description: "the edge closed the connection") }
+                let reply = try connection.receiveResponse(to: method)
+                if reply.header("Connection")?.lowercased() == "close" { self.connection = nil }
+                return reply
+            } catch {
+                self.connection = nil
+                lastFailure = error
+                if !reused { break }
+            }
+        }
+        throw lastFailure ?? RawConnection.Failure(description: "no answer from the edge")
     }
 }
 
