@@ -114,7 +114,7 @@ final class SocketSwarm: @unchecked Sendable {
 
     /// Takes whole frames off a socket's buffer: text to `onMessage`, pings answered, a close noted.
     private func parse(_ index: Int) {
-        var buffer = connections[index].buffer
+        let buffer = connections[index].buffer
         var offset = 0
         while buffer.count - offset >= 2 {
             let opcode = buffer[offset] & 0x0F

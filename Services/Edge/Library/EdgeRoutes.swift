@@ -167,7 +167,8 @@ struct EdgeRoutes: Sendable {
         let reply = try await backends.call(op, body, for: request, context: context)
         let bytes = try reply.body()
         var headers: HTTPFields = [:]
-        if case .success(let object) = reply.envelope.result, case .string(let next)? = object["nextCursor"] {
+        // Only the cursor is wanted of what may be a long list: not parsed as a whole.
+        if case .string(let next)? = JSONMemberScanner.member("nextCursor", of: bytes) {
             headers[.link] = Self.nextLink(request.uri, cursor: next)
         }
         return Self.json(bytes, headers: headers)
