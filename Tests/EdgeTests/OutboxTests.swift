@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Edge
 
@@ -20,5 +21,33 @@ struct OutboxTests {
         var written: [String] = []
         for await text in outbox.stream { written.append(text) }
         #expect(written.count == EdgeSettings.socketBacklog && written.first == "event 0" && written.last == "event 999")
+    }
+
+    @Test("a deadline passed closes it with 4401, telling a socket never signed in from one whose token expired")
+    func deadlines() async {
+        let start = Date()
+        let silent = EventHub.Outbox(deadline: start.addingTimeInterval(10))
+        #expect(!silent.expire(at: start.addingTimeInterval(9.9)))
+        #expect(silent.expire(at: start.addingTimeInterval(10)))
+        for await _ in silent.stream {}
+        #expect(silent.closing?.code == .unknown(4401) && silent.closing?.reason == "send a token first")
+
+        let renewed = EventHub.Outbox(deadline: start.addingTimeInterval(10))
+        renewed.signedIn(until: start.addingTimeInterval(60))
+        #expect(!renewed.expire(at: start.addingTimeInterval(30)))
+        renewed.signedIn(until: start.addingTimeInterval(900))
+        #expect(!renewed.expire(at: start.addingTimeInterval(899)))
+        #expect(renewed.expire(at: start.addingTimeInterval(900)))
+        #expect(renewed.closing?.reason.contains("expired") == true)
+    }
+
+    @Test("the first reason to close is the one the client is told")
+    func firstReasonWins() {
+        let outbox = EventHub.Outbox()
+        outbox.close(.binary)
+        outbox.close(.slowReader)
+        outbox.close(nil)
+        #expect(outbox.closing?.code == .unacceptableData)
+        #expect(!outbox.send("after the end"))
     }
 }

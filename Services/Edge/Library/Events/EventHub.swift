@@ -15,16 +15,48 @@ import Wire
 /// holds at most `EdgeSettings.socketBacklog` unsent events: past that it is closed,
 /// so a slow reader never grows the edge's memory.
 final class EventHub: Sendable {
-    /// Where one socket's events wait to be written.
+    /// Where one socket's events wait to be written, and what ends it: a backlog
+    /// that overflowed, a token that did not come or expired, the reader's end.
     final class Outbox: Sendable {
         let stream: AsyncStream<String>
         private let continuation: AsyncStream<String>.Continuation
         /// Set when the backlog overflowed: the socket is closed with 1008.
         let overflowed = Atomic<Bool>(false)
+        /// Until when the socket may stay open without a (new) token, and whether a
+        /// token has signed it in.
+        private let expiry: Mutex<(deadline: Date, signedIn: Bool)>
+        /// Why the socket closes, once something has decided it (the first reason wins).
+        private let reason = Mutex<EventSocket.Closing?>(nil)
 
-        init() {
+        init(deadline: Date = .distantFuture) {
             (stream, continuation) = AsyncStream.makeStream(of: String.self,
                                                              bufferingPolicy: .bufferingOldest(EdgeSettings.socketBacklog))
+            expiry = Mutex((deadline, false))
+        }
+
+        /// A token signed the socket in or renewed it: open until `deadline`.
+        func signedIn(until deadline: Date) {
+            expiry.withLock { $0 = (deadline, true) }
+        }
+
+        /// Closes the socket when its deadline has passed; true if it did.
+        func expire(at now: Date) -> Bool {
+            let (deadline, signedIn) = expiry.withLock { $0 }
+            guard deadline <= now else { return false }
+            close(.unauthenticated(signedIn ? "the token expired; send a new one before it does" : "send a token first"))
+            return true
+        }
+
+        /// Ends the stream of events, with why the socket closes (nil: nothing to
+        /// tell the client, e.g. it went away).
+        func close(_ closing: EventSocket.Closing?) {
+            reason.withLock { $0 = $0 ?? closing }
+            continuation.finish()
+        }
+
+        /// Why the socket closes, once its stream has ended.
+        var closing: EventSocket.Closing? {
+            reason.withLock { $0 } ?? (overflowed.load(ordering: .relaxed) ? .slowReader : nil)
         }
 
         /// Queues an event; false when the socket's backlog is full (it is then
@@ -41,14 +73,15 @@ final class EventHub: Sendable {
             @unknown default: return false
             }
         }
-
-        func finish() { continuation.finish() }
     }
 
     private let sources: [(service: String, endpoint: String, prefix: String)]
     private let settings: EdgeSettings
     private let logger: Logger
     private let sockets = Mutex<[String: [Int: Outbox]]>([:])
+    /// Every open socket, signed in or not, for the sweep of deadlines: one thread
+    /// for all of them rather than a timer each.
+    private let watched = Mutex<[ObjectIdentifier: Outbox]>([:])
     private let nextSocket = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
     private let threads = Mutex<[ServiceThread]>([])
@@ -81,6 +114,27 @@ final class EventHub: Sendable {
     func socketClosed() {
         let (_, count) = openCount.subtract(1, ordering: .relaxed)
         socketsOpen.record(count)
+    }
+
+    /// Keeps an eye on a socket's deadline from its upgrade until `unwatch`.
+    func watch(_ outbox: Outbox) {
+        watched.withLock { $0[ObjectIdentifier(outbox)] = outbox }
+    }
+
+    func unwatch(_ outbox: Outbox) {
+        _ = watched.withLock { $0.removeValue(forKey: ObjectIdentifier(outbox)) }
+    }
+
+    /// Closes the sockets whose deadline has passed, every quarter of a second.
+    private func sweepDeadlines() {
+        while running.load(ordering: .relaxed) {
+            Thread.sleep(forTimeInterval: 0.25)
+            let now = Date()
+            let open = watched.withLock { Array($0.values) }
+            for outbox in open where outbox.expire(at: now) {
+                unwatch(outbox)
+            }
+        }
     }
 
     /// Registers a signed-in socket of `userId`; nil when the user has their maximum open.
@@ -119,7 +173,7 @@ final class EventHub: Sendable {
         guard !running.exchange(true, ordering: .relaxed) else { return }
         let started = sources.map { source in
             ServiceThread(name: "events-\(source.service)") { [self] in follow(source) }
-        }
+        } + [ServiceThread(name: "socket-deadlines") { [self] in sweepDeadlines() }]
         threads.withLock { $0 = started }
     }
 
@@ -130,7 +184,7 @@ final class EventHub: Sendable {
             threads = []
         }
         sockets.withLock { sockets in
-            for outbox in sockets.values.flatMap(\.values) { outbox.finish() }
+            for outbox in sockets.values.flatMap(\.values) { outbox.close(nil) }
             sockets = [:]
         }
     }

@@ -29,40 +29,42 @@ struct EventSocket: Sendable {
         static func notJSON(_ reason: String) -> Closing { Closing(code: .dataInconsistentWithMessage, reason: reason) }
     }
 
-    /// What the socket knows of its user: who, and until when their token holds.
+    /// What the socket knows of its user, once a token has named them.
     final class Session: Sendable {
         struct State {
             var userId: String?
             var socketID: Int?
-            /// The token's expiry; before the first token, the time it must arrive by.
-            var deadline: Date
         }
 
-        let state: Mutex<State>
-        init(deadline: Date) { state = Mutex(State(deadline: deadline)) }
+        let state = Mutex(State())
     }
 
     /// Serves one socket until it closes; `caller` when the upgrade carried a token
     /// (the socket is then signed in at once).
+    ///
+    /// Two tasks per socket, as few as can serve it (10,000 sockets are 20,000 tasks):
+    /// a child reads the client's messages; this one writes the user's events until
+    /// the outbox ends, which whatever closes the socket brings about (the reader's
+    /// end, a token's deadline swept by the hub, a backlog that overflowed).
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, caller: Caller? = nil) async {
-        let outbox = EventHub.Outbox()
-        let session = Session(deadline: Date().addingTimeInterval(EdgeSettings.socketAuthTimeout))
+        let outbox = EventHub.Outbox(deadline: Date().addingTimeInterval(EdgeSettings.socketAuthTimeout))
+        let session = Session()
+        hub.watch(outbox)
         defer {
+            hub.unwatch(outbox)
             let (userId, socketID) = session.state.withLock { ($0.userId, $0.socketID) }
             if let userId, let socketID { hub.unregister(socketID, userId: userId) }
-            outbox.finish()
+            outbox.close(nil)
         }
         if let caller, let closing = await signIn(caller, outbox: outbox, session: session, outbound: outbound) {
             try? await outbound.close(closing.code, reason: closing.reason)
             return
         }
-        let closing = await withTaskGroup(of: Closing?.self) { group -> Closing? in
-            group.addTask { await read(inbound, outbound: outbound, outbox: outbox, session: session) }
-            group.addTask { await watchDeadline(session) }
-            group.addTask { await write(outbox, to: outbound) }
-            let first = await group.next() ?? nil
+        let closing = await withTaskGroup(of: Void.self) { group -> Closing? in
+            group.addTask { outbox.close(await read(inbound, outbound: outbound, outbox: outbox, session: session)) }
+            let closing = await write(outbox, to: outbound)
             group.cancelAll()
-            return first
+            return closing
         }
         if let closing {
             logger.debug("closing a socket", metadata: ["code": "\(closing.code)", "reason": "\(closing.reason)"])
@@ -114,36 +116,22 @@ struct EventSocket: Sendable {
         let known = session.state.withLock { $0.userId }
         if let known {
             guard known == caller.userID else { return .unauthenticated("a socket belongs to one user") }
-            session.state.withLock { $0.deadline = caller.expiresAt }
+            outbox.signedIn(until: caller.expiresAt)
             return nil
         }
         guard let socketID = hub.register(outbox, userId: caller.userID) else { return .tooManySockets }
         session.state.withLock { state in
             state.userId = caller.userID
             state.socketID = socketID
-            state.deadline = caller.expiresAt
         }
+        outbox.signedIn(until: caller.expiresAt)
         let ready = JSONWriter.data(.object(["type": .string("ready"), "userId": .string(caller.userID),
                                              "expiresAt": .string(Timestamp.format(caller.expiresAt))]))
         try? await outbound.write(.text(String(decoding: ready, as: UTF8.self)))
         return nil
     }
 
-    /// Closes the socket when its deadline passes: no token in time, or one that
-    /// expired without being renewed.
-    private func watchDeadline(_ session: Session) async -> Closing? {
-        while !Task.isCancelled {
-            let (deadline, signedIn) = session.state.withLock { ($0.deadline, $0.userId != nil) }
-            let wait = deadline.timeIntervalSinceNow
-            if wait <= 0 {
-                return .unauthenticated(signedIn ? "the token expired; send a new one before it does" : "send a token first")
-            }
-            try? await Task.sleep(for: .milliseconds(Int(min(wait, 1) * 1000) + 1))
-        }
-        return nil
-    }
-
-    /// Writes the user's events as they come; a backlog that overflowed closes the socket.
+    /// Writes the user's events as they come, until the outbox ends; then why it did.
     private func write(_ outbox: EventHub.Outbox, to outbound: WebSocketOutboundWriter) async -> Closing? {
         for await text in outbox.stream {
             do {
@@ -152,7 +140,7 @@ struct EventSocket: Sendable {
                 return nil
             }
         }
-        return outbox.overflowed.load(ordering: .relaxed) ? .slowReader : nil
+        return outbox.closing
     }
 }
 
