@@ -1,38 +1,67 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Edge
 
 /// A socket whose reader is too slow is closed, never allowed to grow the edge's
-/// memory: its outbox holds at most `EdgeSettings.socketBacklog` unsent events.
+/// memory: at most `EdgeSettings.socketBacklog` of its events are unwritten at once.
 @Suite("A socket's outbox")
 struct OutboxTests {
-    @Test("past 1,000 unsent events the outbox is marked overflowed and finished; what it held is still written first")
-    func overflow() async {
-        let outbox = EventHub.Outbox()
-        for index in 0..<EdgeSettings.socketBacklog {
+    /// A socket's channel as the outbox sees it: texts handed to it, written when
+    /// the test says so, and whether its reading was ended.
+    final class FakeChannel: Sendable {
+        let handed = Mutex<[(text: String, written: @Sendable () -> Void)]>([])
+        let readingEnded = Atomic<Int>(0)
+
+        func outbox(deadline: Date = .distantFuture) -> EventHub.Outbox {
+            EventHub.Outbox(deadline: deadline, writer: { text, written in self.handed.withLock { $0.append((text, written)) } },
+                            endReading: { self.readingEnded.add(1, ordering: .relaxed) })
+        }
+
+        func writeAll() {
+            let all = handed.withLock { handed in
+                defer { handed.removeAll() }
+                return handed
+            }
+            all.forEach { $0.written() }
+        }
+
+        var texts: [String] { handed.withLock { $0.map(\.text) } }
+    }
+
+    @Test("past 1,000 unwritten events the outbox is marked overflowed and closed with 1008; written ones make room")
+    func overflow() {
+        let channel = FakeChannel()
+        let outbox = channel.outbox()
+        for index in 0..<EdgeSettings.socketBacklog - 1 {
             #expect(outbox.send("event \(index)"))
+        }
+        channel.writeAll()
+        for index in 0..<EdgeSettings.socketBacklog {
+            #expect(outbox.send("later \(index)"))
         }
         let before = outbox.overflowed.load(ordering: .relaxed)
         #expect(!before)
         #expect(!outbox.send("one too many"))
         let after = outbox.overflowed.load(ordering: .relaxed)
         #expect(after)
+        #expect(outbox.closing?.code == .policyViolation)
+        #expect(channel.readingEnded.load(ordering: .relaxed) == 1)
         #expect(!outbox.send("after the end"))
-        var written: [String] = []
-        for await text in outbox.stream { written.append(text) }
-        #expect(written.count == EdgeSettings.socketBacklog && written.first == "event 0" && written.last == "event 999")
+        #expect(channel.texts.count == EdgeSettings.socketBacklog && channel.texts.last == "later 999")
     }
 
     @Test("a deadline passed closes it with 4401, telling a socket never signed in from one whose token expired")
-    func deadlines() async {
+    func deadlines() {
         let start = Date()
-        let silent = EventHub.Outbox(deadline: start.addingTimeInterval(10))
+        let channel = FakeChannel()
+        let silent = channel.outbox(deadline: start.addingTimeInterval(10))
         #expect(!silent.expire(at: start.addingTimeInterval(9.9)))
         #expect(silent.expire(at: start.addingTimeInterval(10)))
-        for await _ in silent.stream {}
         #expect(silent.closing?.code == .unknown(4401) && silent.closing?.reason == "send a token first")
+        #expect(channel.readingEnded.load(ordering: .relaxed) == 1)
 
-        let renewed = EventHub.Outbox(deadline: start.addingTimeInterval(10))
+        let renewed = channel.outbox(deadline: start.addingTimeInterval(10))
         renewed.signedIn(until: start.addingTimeInterval(60))
         #expect(!renewed.expire(at: start.addingTimeInterval(30)))
         renewed.signedIn(until: start.addingTimeInterval(900))
@@ -41,13 +70,16 @@ struct OutboxTests {
         #expect(renewed.closing?.reason.contains("expired") == true)
     }
 
-    @Test("the first reason to close is the one the client is told")
+    @Test("the first reason to close is the one the client is told; the reader's own reason does not end its reading")
     func firstReasonWins() {
-        let outbox = EventHub.Outbox()
-        outbox.close(.binary)
+        let channel = FakeChannel()
+        let outbox = channel.outbox()
+        outbox.close(.binary, endingReading: false)
         outbox.close(.slowReader)
         outbox.close(nil)
         #expect(outbox.closing?.code == .unacceptableData)
+        #expect(channel.readingEnded.load(ordering: .relaxed) == 0)
         #expect(!outbox.send("after the end"))
+        #expect(channel.texts.isEmpty)
     }
 }

@@ -8,6 +8,7 @@ import HummingbirdWebSocket
 import Logging
 import Metrics
 import NIOCore
+import NIOWebSocket
 import Prometheus
 import ServiceClient
 import ServiceKit
@@ -166,7 +167,15 @@ public final class EdgeService {
             }
             return .upgrade([:]) { [caller] inbound, outbound, _ in
                 defer { hub.socketClosed() }
-                await socket.run(inbound: inbound, outbound: outbound, caller: caller)
+                // Events go to the upgraded channel's pipeline from whichever thread has
+                // them, through the WebSocket frame encoder; ending the input ends the
+                // socket's read loop, as swift-websocket's own cancellation does.
+                let writer: EventHub.Outbox.Writer = { text, written in
+                    let frame = WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(string: text))
+                    channel.writeAndFlush(frame).whenComplete { _ in written() }
+                }
+                await socket.run(inbound: inbound, outbound: outbound, caller: caller, writer: writer,
+                                 endReading: { channel.close(mode: .input, promise: nil) })
             }
         }
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: webSocket)

@@ -40,14 +40,17 @@ struct EventSocket: Sendable {
     }
 
     /// Serves one socket until it closes; `caller` when the upgrade carried a token
-    /// (the socket is then signed in at once).
+    /// (the socket is then signed in at once). `writer` writes to the socket's channel
+    /// and `endReading` ends its reading (see `EventHub.Outbox`).
     ///
-    /// Two tasks per socket, as few as can serve it (10,000 sockets are 20,000 tasks):
-    /// a child reads the client's messages; this one writes the user's events until
-    /// the outbox ends, which whatever closes the socket brings about (the reader's
-    /// end, a token's deadline swept by the hub, a backlog that overflowed).
-    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, caller: Caller? = nil) async {
-        let outbox = EventHub.Outbox(deadline: Date().addingTimeInterval(EdgeSettings.socketAuthTimeout))
+    /// One task per socket, Hummingbird's: it reads the client's messages until the
+    /// socket ends or something closes it (the hub's sweep of deadlines, a backlog
+    /// that overflowed), then closes it with the reason. Events are written by the
+    /// hub's threads, not by a task of the socket's.
+    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, caller: Caller? = nil,
+             writer: @escaping EventHub.Outbox.Writer, endReading: @escaping @Sendable () -> Void) async {
+        let outbox = EventHub.Outbox(deadline: Date().addingTimeInterval(EdgeSettings.socketAuthTimeout), writer: writer,
+                                     endReading: endReading)
         let session = Session()
         hub.watch(outbox)
         defer {
@@ -56,17 +59,15 @@ struct EventSocket: Sendable {
             if let userId, let socketID { hub.unregister(socketID, userId: userId) }
             outbox.close(nil)
         }
-        if let caller, let closing = await signIn(caller, outbox: outbox, session: session, outbound: outbound) {
-            try? await outbound.close(closing.code, reason: closing.reason)
-            return
+        var closing: Closing?
+        if let caller {
+            closing = await signIn(caller, outbox: outbox, session: session, outbound: outbound)
         }
-        let closing = await withTaskGroup(of: Void.self) { group -> Closing? in
-            group.addTask { outbox.close(await read(inbound, outbound: outbound, outbox: outbox, session: session)) }
-            let closing = await write(outbox, to: outbound)
-            group.cancelAll()
-            return closing
+        if closing == nil {
+            closing = await read(inbound, outbound: outbound, outbox: outbox, session: session)
         }
-        if let closing {
+        outbox.close(closing, endingReading: false)
+        if let closing = outbox.closing {
             logger.debug("closing a socket", metadata: ["code": "\(closing.code)", "reason": "\(closing.reason)"])
             try? await outbound.close(closing.code, reason: closing.reason)
         }
@@ -119,28 +120,17 @@ struct EventSocket: Sendable {
             outbox.signedIn(until: caller.expiresAt)
             return nil
         }
-        guard let socketID = hub.register(outbox, userId: caller.userID) else { return .tooManySockets }
+        let ready = JSONWriter.data(.object(["type": .string("ready"), "userId": .string(caller.userID),
+                                             "expiresAt": .string(Timestamp.format(caller.expiresAt))]))
+        guard let socketID = hub.register(outbox, userId: caller.userID, greeting: String(decoding: ready, as: UTF8.self)) else {
+            return .tooManySockets
+        }
         session.state.withLock { state in
             state.userId = caller.userID
             state.socketID = socketID
         }
         outbox.signedIn(until: caller.expiresAt)
-        let ready = JSONWriter.data(.object(["type": .string("ready"), "userId": .string(caller.userID),
-                                             "expiresAt": .string(Timestamp.format(caller.expiresAt))]))
-        try? await outbound.write(.text(String(decoding: ready, as: UTF8.self)))
         return nil
-    }
-
-    /// Writes the user's events as they come, until the outbox ends; then why it did.
-    private func write(_ outbox: EventHub.Outbox, to outbound: WebSocketOutboundWriter) async -> Closing? {
-        for await text in outbox.stream {
-            do {
-                try await outbound.write(.text(text))
-            } catch {
-                return nil
-            }
-        }
-        return outbox.closing
     }
 }
 
