@@ -15,11 +15,13 @@ public final class EventSocketClient: Sendable {
         var ended = false
         var closeCode: Int?
         var closeReason = ""
+        var pings = 0
     }
 
     private let connection: RawConnection
     private let state = Mutex(State())
     private let writing = Mutex(())
+    private let answersPings: Bool
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
@@ -28,7 +30,9 @@ public final class EventSocketClient: Sendable {
     }
 
     /// Opens the socket; throws when the upgrade was refused (with the response) or nothing answered.
-    public init(port: Int, path: String = "/v1/events", headers: [(String, String)] = []) throws {
+    /// A client with `answersPings: false` lets the server's pings go unanswered, as one gone silent.
+    public init(port: Int, path: String = "/v1/events", headers: [(String, String)] = [], answersPings: Bool = true) throws {
+        self.answersPings = answersPings
         connection = try RawConnection(port: port, timeout: 15)
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -133,6 +137,9 @@ public final class EventSocketClient: Sendable {
         return nil
     }
 
+    /// The pings the server has sent.
+    public var pings: Int { state.withLock { $0.pings } }
+
     /// True once the socket has ended (closed by either side).
     public var hasEnded: Bool { state.withLock { $0.ended } }
 
@@ -179,7 +186,8 @@ public final class EventSocketClient: Sendable {
                 sendFrame(.close, payload.prefix(2))
                 break reading
             case 9:
-                sendFrame(.pong, payload)
+                state.withLock { $0.pings += 1 }
+                if answersPings { sendFrame(.pong, payload) }
             default:
                 break
             }

@@ -10,11 +10,11 @@ struct OutboxTests {
     /// A socket's channel as the outbox sees it: texts handed to it, written when
     /// the test says so, and whether its reading was ended.
     final class FakeChannel: Sendable {
-        let handed = Mutex<[(text: String, written: @Sendable () -> Void)]>([])
+        let handed = Mutex<[(message: EventHub.Outbox.Message, written: @Sendable () -> Void)]>([])
         let readingEnded = Atomic<Int>(0)
 
         func outbox(deadline: Date = .distantFuture) -> EventHub.Outbox {
-            EventHub.Outbox(deadline: deadline, writer: { text, written in self.handed.withLock { $0.append((text, written)) } },
+            EventHub.Outbox(deadline: deadline, writer: { message, written in self.handed.withLock { $0.append((message, written)) } },
                             endReading: { self.readingEnded.add(1, ordering: .relaxed) })
         }
 
@@ -26,7 +26,9 @@ struct OutboxTests {
             all.forEach { $0.written() }
         }
 
-        var texts: [String] { handed.withLock { $0.map(\.text) } }
+        var texts: [String] {
+            handed.withLock { $0.map { if case .text(let text) = $0.message { text } else { "(ping)" } } }
+        }
     }
 
     @Test("past 1,000 unwritten events the outbox is marked overflowed and closed with 1008; written ones make room")
@@ -65,6 +67,7 @@ struct OutboxTests {
         renewed.signedIn(until: start.addingTimeInterval(60))
         #expect(!renewed.expire(at: start.addingTimeInterval(30)))
         renewed.signedIn(until: start.addingTimeInterval(900))
+        renewed.heard(at: start.addingTimeInterval(880))
         #expect(!renewed.expire(at: start.addingTimeInterval(899)))
         #expect(renewed.expire(at: start.addingTimeInterval(900)))
         #expect(renewed.closing?.reason.contains("expired") == true)
@@ -81,5 +84,31 @@ struct OutboxTests {
         #expect(channel.readingEnded.load(ordering: .relaxed) == 0)
         #expect(!outbox.send("after the end"))
         #expect(channel.texts.isEmpty)
+    }
+
+    @Test("a ping goes the way of the events and counts with them")
+    func pings() {
+        let channel = FakeChannel()
+        let outbox = channel.outbox()
+        outbox.send("event")
+        outbox.ping()
+        #expect(channel.texts == ["event", "(ping)"])
+        outbox.close(nil)
+        outbox.ping()
+        #expect(channel.texts.count == 2)
+    }
+
+    @Test("a client that sends nothing, not even a pong, for over a minute is closed with 1001")
+    func silence() {
+        let start = Date()
+        let channel = FakeChannel()
+        let outbox = channel.outbox()
+        outbox.heard(at: start)
+        #expect(!outbox.expire(at: start.addingTimeInterval(EdgeSettings.socketSilenceLimit)))
+        outbox.heard(at: start.addingTimeInterval(50))
+        #expect(!outbox.expire(at: start.addingTimeInterval(EdgeSettings.socketSilenceLimit + 1)))
+        #expect(outbox.expire(at: start.addingTimeInterval(50 + EdgeSettings.socketSilenceLimit + 1)))
+        #expect(outbox.closing?.code == .goingAway && outbox.closing?.reason == "no answer to pings")
+        #expect(channel.readingEnded.load(ordering: .relaxed) == 1)
     }
 }

@@ -60,6 +60,24 @@ struct EdgeSocketTests {
         #expect(try stack.client.get("/health/live").status == 200)
     }
 
+    @Test("the server pings every 30 s: a socket that answers stays open, one that answers nothing for a minute is closed with 1001")
+    func pings() throws {
+        let stack = try EdgeStack("pings")
+        let ann = try stack.register("ann@example.org")
+        let silent = try EventSocketClient(port: stack.port, answersPings: false)
+        silent.authenticate(ann.accessToken)
+        let answering = try EventSocketClient(port: stack.port)
+        answering.authenticate(ann.accessToken)
+        #expect(silent.next()?["type"] == "ready")
+        #expect(answering.next()?["type"] == "ready")
+        // Its token was the last it sent: closed a little after 60 s.
+        let closed = silent.closed(within: 75)
+        #expect(closed?.code == 1001 && closed?.reason == "no answer to pings", "\(String(describing: closed))")
+        #expect(silent.pings >= 2)
+        #expect(!answering.hasEnded)
+        #expect(answering.pings >= 2)
+    }
+
     @Test("a token expiring on an open socket closes it with 4401 unless a new one is sent before; a renewed socket keeps receiving")
     func expiry() throws {
         let stack = try EdgeStack("expiry")

@@ -126,6 +126,24 @@ public final class EdgeService {
         return EdgeRoutes.json(JSONWriter.data(.object(body)))
     }
 
+    /// An upgraded socket mostly waits: a small first read buffer (NIO keeps one per
+    /// channel, 2 KB by default), and TCP keepalive to find a peer that vanished
+    /// (a phone out of coverage) where a ping task per socket would hold kilobytes.
+    static func keepSocketLean(_ channel: any Channel, listener: ClientFrames) async {
+        // swift-websocket keeps pongs to itself: a handler after the frame decoder hears them.
+        _ = try? await channel.eventLoop.submit {
+            let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
+            try channel.pipeline.syncOperations.addHandler(listener, position: .after(decoder))
+        }.get()
+        let tcp = { (option: Int32) in ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: option)) }
+        _ = try? await channel.setOption(ChannelOptions.recvAllocator,
+                                         value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 64 * 1024)).get()
+        _ = try? await channel.setOption(ChannelOptions.socketOption(.so_keepalive), value: 1).get()
+        _ = try? await channel.setOption(tcp(TCP_KEEPIDLE), value: 60).get()
+        _ = try? await channel.setOption(tcp(TCP_KEEPINTVL), value: 10).get()
+        _ = try? await channel.setOption(tcp(TCP_KEEPCNT), value: 3).get()
+    }
+
     /// The Hummingbird application: HTTP/1.1 with the WebSocket upgrade of
     /// `/v1/events`, TLS when a certificate is given.
     public func application() throws -> some ApplicationProtocol {
@@ -139,7 +157,7 @@ public final class EdgeService {
             idleTimeout: .seconds(30),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: EdgeSettings.headerBytes, maxHeaderListSize: EdgeSettings.headerBytes,
                                             maxHeaderFieldCount: 100))
-        let webSocket = WebSocketServerConfiguration(maxFrameSize: 64 * 1024, autoPing: .enabled(timePeriod: .seconds(30)),
+        let webSocket = WebSocketServerConfiguration(maxFrameSize: 64 * 1024, autoPing: .disabled,
                                                      closeTimeout: .seconds(5), validateUTF8: true)
         let shouldUpgrade: @Sendable (HTTPRequest, any Channel, Logger) async throws
             -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> = { head, channel, _ in
@@ -170,12 +188,16 @@ public final class EdgeService {
                 // Events go to the upgraded channel's pipeline from whichever thread has
                 // them, through the WebSocket frame encoder; ending the input ends the
                 // socket's read loop, as swift-websocket's own cancellation does.
-                let writer: EventHub.Outbox.Writer = { text, written in
-                    let frame = WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(string: text))
+                let writer: EventHub.Outbox.Writer = { message, written in
+                    let frame = switch message {
+                    case .text(let text): WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(string: text))
+                    case .ping: WebSocketFrame(fin: true, opcode: .ping, data: channel.allocator.buffer(capacity: 0))
+                    }
                     channel.writeAndFlush(frame).whenComplete { _ in written() }
                 }
-                await socket.run(inbound: inbound, outbound: outbound, caller: caller, writer: writer,
-                                 endReading: { channel.close(mode: .input, promise: nil) })
+                let outbox = EventSocket.outbox(writer: writer, endReading: { channel.close(mode: .input, promise: nil) })
+                await Self.keepSocketLean(channel, listener: ClientFrames(outbox: outbox))
+                await socket.run(inbound: inbound, outbound: outbound, caller: caller, outbox: outbox)
             }
         }
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: webSocket)
@@ -220,5 +242,20 @@ private struct EventsService: Service {
         try? await gracefulShutdown()
         hub.stop()
         backends.forEach { $0.close() }
+    }
+}
+
+/// Every frame a socket's client sends, pongs included, as a sign that it is there
+/// (the hub closes a socket silent for a minute); the frames pass on unchanged.
+final class ClientFrames: ChannelInboundHandler, Sendable {
+    typealias InboundIn = WebSocketFrame
+    typealias InboundOut = WebSocketFrame
+    let outbox: EventHub.Outbox
+
+    init(outbox: EventHub.Outbox) { self.outbox = outbox }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        outbox.heard()
+        context.fireChannelRead(data)
     }
 }

@@ -46,6 +46,11 @@ public struct EdgeSettings: Sendable {
     public static let socketAuthTimeout: TimeInterval = 10
     /// Events queued for one socket and not yet sent, past which it is closed.
     public static let socketBacklog = 1_000
+    /// Every open socket gets a ping this often (EDGE.md: 30 s), from the event hub's
+    /// one thread…
+    public static let socketPingInterval: TimeInterval = 30
+    /// …and is closed when it has sent nothing, pongs included, for this long.
+    public static let socketSilenceLimit: TimeInterval = 60
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment, listen: String? = nil) throws {
         self.environment = environment

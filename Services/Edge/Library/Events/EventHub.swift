@@ -23,9 +23,15 @@ final class EventHub: Sendable {
     /// them, not by a task per socket waiting on a queue: 10,000 sockets are 10,000
     /// tasks fewer.
     final class Outbox: Sendable {
-        /// Writes one text message to the socket, and calls back once it is written
-        /// (or could not be).
-        typealias Writer = @Sendable (_ text: String, _ written: @escaping @Sendable () -> Void) -> Void
+        /// What the hub writes to a socket: an event's text, or a ping.
+        enum Message: Sendable, Equatable {
+            case text(String)
+            case ping
+        }
+
+        /// Writes one message to the socket, and calls back once it is written (or
+        /// could not be).
+        typealias Writer = @Sendable (_ message: Message, _ written: @escaping @Sendable () -> Void) -> Void
 
         private let writer: Writer
         /// Ends the socket's reading, so that its task closes it with `closing`.
@@ -36,6 +42,8 @@ final class EventHub: Sendable {
         /// Until when the socket may stay open without a (new) token, and whether a
         /// token has signed it in.
         private let expiry: Mutex<(deadline: Date, signedIn: Bool)>
+        /// When the client last sent a frame, a pong or a message.
+        private let lastHeard = Mutex(Date())
         /// Closed, and why (the first reason wins).
         private let state = Mutex<(closed: Bool, reason: EventSocket.Closing?)>((false, nil))
 
@@ -48,7 +56,14 @@ final class EventHub: Sendable {
         /// Writes an event; false when the socket's backlog is full (it is then
         /// closed) or the socket is closing.
         @discardableResult
-        func send(_ text: String) -> Bool {
+        func send(_ text: String) -> Bool { write(.text(text)) }
+
+        /// Pings the socket (counted with its events: a peer that reads nothing gets no
+        /// more than the backlog of them either).
+        func ping() { write(.ping) }
+
+        @discardableResult
+        private func write(_ message: Message) -> Bool {
             guard !state.withLock({ $0.closed }) else { return false }
             guard unwritten.add(1, ordering: .relaxed).newValue <= EdgeSettings.socketBacklog else {
                 unwritten.subtract(1, ordering: .relaxed)
@@ -56,7 +71,7 @@ final class EventHub: Sendable {
                 close(.slowReader)
                 return false
             }
-            writer(text) { self.unwritten.subtract(1, ordering: .relaxed) }
+            writer(message) { self.unwritten.subtract(1, ordering: .relaxed) }
             return true
         }
 
@@ -65,12 +80,25 @@ final class EventHub: Sendable {
             expiry.withLock { $0 = (deadline, true) }
         }
 
-        /// Closes the socket when its deadline has passed; true if it did.
+        /// The client sent a frame (a pong, a message): it is there.
+        func heard(at now: Date = Date()) {
+            lastHeard.withLock { $0 = now }
+        }
+
+        /// Closes the socket when its token's deadline has passed, or when the client
+        /// has answered nothing, not even the pings, for `EdgeSettings.socketSilenceLimit`;
+        /// true if it did.
         func expire(at now: Date) -> Bool {
             let (deadline, signedIn) = expiry.withLock { $0 }
-            guard deadline <= now else { return false }
-            close(.unauthenticated(signedIn ? "the token expired; send a new one before it does" : "send a token first"))
-            return true
+            if deadline <= now {
+                close(.unauthenticated(signedIn ? "the token expired; send a new one before it does" : "send a token first"))
+                return true
+            }
+            if now.timeIntervalSince(lastHeard.withLock { $0 }) > EdgeSettings.socketSilenceLimit {
+                close(.silent)
+                return true
+            }
+            return false
         }
 
         /// Stops the socket's events, with why it closes (nil: nothing to tell the
@@ -140,14 +168,21 @@ final class EventHub: Sendable {
         _ = watched.withLock { $0.removeValue(forKey: ObjectIdentifier(outbox)) }
     }
 
-    /// Closes the sockets whose deadline has passed, every quarter of a second.
+    /// Closes the sockets whose deadline has passed, every quarter of a second, and
+    /// pings every open socket every `EdgeSettings.socketPingInterval`: one thread for
+    /// all of them, where a task each would hold kilobytes a socket.
     private func sweepDeadlines() {
+        var nextPing = Date().addingTimeInterval(EdgeSettings.socketPingInterval)
         while running.load(ordering: .relaxed) {
             Thread.sleep(forTimeInterval: 0.25)
             let now = Date()
             let open = watched.withLock { Array($0.values) }
             for outbox in open where outbox.expire(at: now) {
                 unwatch(outbox)
+            }
+            if now >= nextPing {
+                nextPing = now.addingTimeInterval(EdgeSettings.socketPingInterval)
+                open.forEach { $0.ping() }
             }
         }
     }

@@ -25,6 +25,7 @@ struct EventSocket: Sendable {
         static func unauthenticated(_ reason: String) -> Closing { Closing(code: .unknown(4401), reason: reason) }
         static let tooManySockets = Closing(code: .unknown(4429), reason: "too many sockets for this user")
         static let slowReader = Closing(code: .policyViolation, reason: "too many events unread")
+        static let silent = Closing(code: .goingAway, reason: "no answer to pings")
         static let binary = Closing(code: .unacceptableData, reason: "send text messages of JSON")
         static func notJSON(_ reason: String) -> Closing { Closing(code: .dataInconsistentWithMessage, reason: reason) }
     }
@@ -40,17 +41,15 @@ struct EventSocket: Sendable {
     }
 
     /// Serves one socket until it closes; `caller` when the upgrade carried a token
-    /// (the socket is then signed in at once). `writer` writes to the socket's channel
-    /// and `endReading` ends its reading (see `EventHub.Outbox`).
+    /// (the socket is then signed in at once). `outbox` writes to the socket's channel
+    /// (`outbox(writer:endReading:)`).
     ///
     /// One task per socket, Hummingbird's: it reads the client's messages until the
     /// socket ends or something closes it (the hub's sweep of deadlines, a backlog
     /// that overflowed), then closes it with the reason. Events are written by the
     /// hub's threads, not by a task of the socket's.
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, caller: Caller? = nil,
-             writer: @escaping EventHub.Outbox.Writer, endReading: @escaping @Sendable () -> Void) async {
-        let outbox = EventHub.Outbox(deadline: Date().addingTimeInterval(EdgeSettings.socketAuthTimeout), writer: writer,
-                                     endReading: endReading)
+             outbox: EventHub.Outbox) async {
         let session = Session()
         hub.watch(outbox)
         defer {
@@ -71,6 +70,11 @@ struct EventSocket: Sendable {
             logger.debug("closing a socket", metadata: ["code": "\(closing.code)", "reason": "\(closing.reason)"])
             try? await outbound.close(closing.code, reason: closing.reason)
         }
+    }
+
+    /// A new socket's outbox: its first token due within `EdgeSettings.socketAuthTimeout`.
+    static func outbox(writer: @escaping EventHub.Outbox.Writer, endReading: @escaping @Sendable () -> Void) -> EventHub.Outbox {
+        EventHub.Outbox(deadline: Date().addingTimeInterval(EdgeSettings.socketAuthTimeout), writer: writer, endReading: endReading)
     }
 
     /// The client's messages: tokens, first and renewed. Ends with the socket.
