@@ -67,7 +67,7 @@ struct Soak: ParsableCommand {
                 defer { done.leave() }
                 do {
                     let transport: any SoakTransport = edgePort.map { port in
-                        HTTPSoakTransport(port: port) { op, status in tally.recordServerError(op: op, status: status) }
+                        HTTPSoakTransport(port: port) { tally.recordServerError() }
                     } ?? ZeroMQSoakTransport(endpoints: endpoints)
                     try SoakClient(index: client, transport: transport, eventsPort: edgePort, tally: tally)
                         .run(until: deadline, maxOps: maxOps)
@@ -232,7 +232,7 @@ final class SoakTally: Sendable {
     func recordFollowerWait() { state.withLock { $0.followerWaits += 1 } }
 
     /// A `5xx` from the edge (also counted as its op's error).
-    func recordServerError(op: String, status: Int) { state.withLock { $0.serverErrors += 1 } }
+    func recordServerError() { state.withLock { $0.serverErrors += 1 } }
 
     /// A chat message that arrived on the recipient's WebSocket.
     func recordDelivery() { state.withLock { $0.delivered += 1 } }

@@ -87,13 +87,12 @@ final class HTTPSoakTransport: SoakTransport {
     ]
 
     private let http: KeepAliveHTTP
-    private let serverErrors: (String, Int) -> Void
-    private var requests = 0
+    private let serverError: () -> Void
 
-    /// `serverErrors` hears of every `5xx`, with the op.
-    init(port: Int, serverErrors: @escaping (String, Int) -> Void) {
+    /// `serverError` hears of every `5xx`.
+    init(port: Int, serverError: @escaping () -> Void) {
         http = KeepAliveHTTP(port: port)
-        self.serverErrors = serverErrors
+        self.serverError = serverError
     }
 
     func call(_ service: String, _ op: String, _ body: JSONObject, token: String?, attachments: [Data]) -> Result<JSONObject, ServiceError> {
@@ -118,7 +117,6 @@ final class HTTPSoakTransport: SoakTransport {
         } else if !rest.isEmpty {
             (payload, contentType) = (JSONWriter.data(.object(rest)), "application/json")
         }
-        requests += 1
         let headers = route.method == "POST" ? [("Idempotency-Key", "soak-\(UUID().uuidString)")] : []
         let reply: HTTPReply
         do {
@@ -126,7 +124,7 @@ final class HTTPSoakTransport: SoakTransport {
         } catch {
             return .failure(ServiceError(code: .unavailable, message: "\(route.method) \(path): \(error)"))
         }
-        if reply.status >= 500 { serverErrors(op, reply.status) }
+        if reply.status >= 500 { serverError() }
         guard (200..<300).contains(reply.status) else {
             let problem = try? reply.object()
             let code = problem?["code"]?.stringValue.map(ErrorCode.init(rawValue:)) ?? .internal

@@ -130,18 +130,19 @@ public final class EdgeService {
     /// channel, 2 KB by default), and TCP keepalive to find a peer that vanished
     /// (a phone out of coverage) where a ping task per socket would hold kilobytes.
     static func keepSocketLean(_ channel: any Channel, listener: ClientFrames) async {
-        // swift-websocket keeps pongs to itself: a handler after the frame decoder hears them.
+        // One trip to the channel's event loop for all of it.
         _ = try? await channel.eventLoop.submit {
+            // swift-websocket keeps pongs to itself: a handler after the frame decoder hears them.
             let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
             try channel.pipeline.syncOperations.addHandler(listener, position: .after(decoder))
+            guard let options = channel.syncOptions else { return }
+            let tcp = { (option: Int32) in ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: option)) }
+            try options.setOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 64 * 1024))
+            try options.setOption(ChannelOptions.socketOption(.so_keepalive), value: 1)
+            try options.setOption(tcp(TCP_KEEPIDLE), value: 60)
+            try options.setOption(tcp(TCP_KEEPINTVL), value: 10)
+            try options.setOption(tcp(TCP_KEEPCNT), value: 3)
         }.get()
-        let tcp = { (option: Int32) in ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: option)) }
-        _ = try? await channel.setOption(ChannelOptions.recvAllocator,
-                                         value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 64 * 1024)).get()
-        _ = try? await channel.setOption(ChannelOptions.socketOption(.so_keepalive), value: 1).get()
-        _ = try? await channel.setOption(tcp(TCP_KEEPIDLE), value: 60).get()
-        _ = try? await channel.setOption(tcp(TCP_KEEPINTVL), value: 10).get()
-        _ = try? await channel.setOption(tcp(TCP_KEEPCNT), value: 3).get()
     }
 
     /// The Hummingbird application: HTTP/1.1 with the WebSocket upgrade of
