@@ -16,6 +16,7 @@ public final class EventSocketClient: Sendable {
         var closeCode: Int?
         var closeReason = ""
         var pings = 0
+        var pongs = 0
     }
 
     private let connection: RawConnection
@@ -54,13 +55,14 @@ public final class EventSocketClient: Sendable {
     // MARK: Sending
 
     public enum Opcode: UInt8, Sendable {
-        case text = 1, binary = 2, close = 8, ping = 9, pong = 10
+        case continuation = 0, text = 1, binary = 2, close = 8, ping = 9, pong = 10
     }
 
-    /// Sends one frame, masked as a client's must be (unless `masked` is false, which a server must refuse).
+    /// Sends one frame, masked as a client's must be (unless `masked` is false, which a server must refuse);
+    /// `fin: false` for a fragment that more of its message follows.
     @discardableResult
-    public func sendFrame(_ opcode: Opcode, _ payload: Data, masked: Bool = true) -> Bool {
-        var frame = Data([0x80 | opcode.rawValue])
+    public func sendFrame(_ opcode: Opcode, _ payload: Data, masked: Bool = true, fin: Bool = true) -> Bool {
+        var frame = Data([(fin ? 0x80 : 0) | opcode.rawValue])
         let maskBit: UInt8 = masked ? 0x80 : 0
         switch payload.count {
         case ..<126: frame.append(maskBit | UInt8(payload.count))
@@ -140,6 +142,9 @@ public final class EventSocketClient: Sendable {
     /// The pings the server has sent.
     public var pings: Int { state.withLock { $0.pings } }
 
+    /// The pongs the server has sent (answers to this client's pings).
+    public var pongs: Int { state.withLock { $0.pongs } }
+
     /// True once the socket has ended (closed by either side).
     public var hasEnded: Bool { state.withLock { $0.ended } }
 
@@ -188,6 +193,8 @@ public final class EventSocketClient: Sendable {
             case 9:
                 state.withLock { $0.pings += 1 }
                 if answersPings { sendFrame(.pong, payload) }
+            case 10:
+                state.withLock { $0.pongs += 1 }
             default:
                 break
             }

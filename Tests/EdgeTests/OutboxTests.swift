@@ -8,14 +8,14 @@ import Testing
 @Suite("A socket's outbox")
 struct OutboxTests {
     /// A socket's channel as the outbox sees it: texts handed to it, written when
-    /// the test says so, and whether its reading was ended.
+    /// the test says so, and how often it was asked to close the socket.
     final class FakeChannel: Sendable {
         let handed = Mutex<[(message: EventHub.Outbox.Message, written: @Sendable () -> Void)]>([])
-        let readingEnded = Atomic<Int>(0)
+        let closesAsked = Atomic<Int>(0)
 
         func outbox(deadline: Date = .distantFuture) -> EventHub.Outbox {
             EventHub.Outbox(deadline: deadline, writer: { message, written in self.handed.withLock { $0.append((message, written)) } },
-                            endReading: { self.readingEnded.add(1, ordering: .relaxed) })
+                            requestClose: { self.closesAsked.add(1, ordering: .relaxed) })
         }
 
         func writeAll() {
@@ -48,7 +48,7 @@ struct OutboxTests {
         let after = outbox.overflowed.load(ordering: .relaxed)
         #expect(after)
         #expect(outbox.closing?.code == .policyViolation)
-        #expect(channel.readingEnded.load(ordering: .relaxed) == 1)
+        #expect(channel.closesAsked.load(ordering: .relaxed) == 1)
         #expect(!outbox.send("after the end"))
         #expect(channel.texts.count == EdgeSettings.socketBacklog && channel.texts.last == "later 999")
     }
@@ -61,7 +61,7 @@ struct OutboxTests {
         #expect(!silent.expire(at: start.addingTimeInterval(9.9)))
         #expect(silent.expire(at: start.addingTimeInterval(10)))
         #expect(silent.closing?.code == .unknown(4401) && silent.closing?.reason == "send a token first")
-        #expect(channel.readingEnded.load(ordering: .relaxed) == 1)
+        #expect(channel.closesAsked.load(ordering: .relaxed) == 1)
 
         let renewed = channel.outbox(deadline: start.addingTimeInterval(10))
         renewed.signedIn(until: start.addingTimeInterval(60))
@@ -73,15 +73,15 @@ struct OutboxTests {
         #expect(renewed.closing?.reason.contains("expired") == true)
     }
 
-    @Test("the first reason to close is the one the client is told; the reader's own reason does not end its reading")
+    @Test("the first reason to close is the one the client is told; the socket handler's own reason does not ask it back")
     func firstReasonWins() {
         let channel = FakeChannel()
         let outbox = channel.outbox()
-        outbox.close(.binary, endingReading: false)
+        outbox.close(.binary, fromSocket: true)
         outbox.close(.slowReader)
         outbox.close(nil)
         #expect(outbox.closing?.code == .unacceptableData)
-        #expect(channel.readingEnded.load(ordering: .relaxed) == 0)
+        #expect(channel.closesAsked.load(ordering: .relaxed) == 0)
         #expect(!outbox.send("after the end"))
         #expect(channel.texts.isEmpty)
     }
@@ -109,6 +109,6 @@ struct OutboxTests {
         #expect(!outbox.expire(at: start.addingTimeInterval(EdgeSettings.socketSilenceLimit + 1)))
         #expect(outbox.expire(at: start.addingTimeInterval(50 + EdgeSettings.socketSilenceLimit + 1)))
         #expect(outbox.closing?.code == .goingAway && outbox.closing?.reason == "no answer to pings")
-        #expect(channel.readingEnded.load(ordering: .relaxed) == 1)
+        #expect(channel.closesAsked.load(ordering: .relaxed) == 1)
     }
 }

@@ -60,6 +60,43 @@ struct EdgeSocketTests {
         #expect(try stack.client.get("/health/live").status == 200)
     }
 
+    @Test("frames as RFC 6455 has them: a message in fragments with a ping between, pongs, a client's close answered; unmasked frames, bad UTF-8 and stray continuations closed with their codes")
+    func frames() throws {
+        let stack = try EdgeStack("frames")
+        let ann = try stack.anonymous()
+
+        let socket = try EventSocketClient(port: stack.port)
+        let auth = Data(String(decoding: JSONWriter.data(.object(["type": .string("auth"), "token": .string(ann.accessToken)])),
+                               as: UTF8.self).utf8)
+        socket.sendFrame(.text, auth.prefix(10), fin: false)
+        socket.sendFrame(.ping, Data("are you there".utf8))
+        socket.sendFrame(.continuation, auth.dropFirst(10).prefix(20), fin: false)
+        socket.sendFrame(.continuation, auth.dropFirst(30))
+        #expect(socket.next()?["type"] == "ready")
+        #expect(socket.pongs == 1)
+        socket.close()
+        #expect(socket.closed()?.code == 1000)
+
+        let unmasked = try EventSocketClient(port: stack.port)
+        unmasked.sendFrame(.text, auth, masked: false)
+        let refused = unmasked.closed()
+        #expect(refused?.code == 1002 && refused?.reason.contains("masked") == true, "\(String(describing: refused))")
+        let badUTF8 = try EventSocketClient(port: stack.port)
+        badUTF8.sendFrame(.text, Data([0x7B, 0xC3, 0x28, 0x7D]))
+        #expect(badUTF8.closed()?.code == 1007)
+        let stray = try EventSocketClient(port: stack.port)
+        stray.sendFrame(.continuation, Data("{}".utf8))
+        #expect(stray.closed()?.code == 1002)
+        let fragmentsTooLarge = try EventSocketClient(port: stack.port)
+        for _ in 0..<3 { fragmentsTooLarge.sendFrame(.text, Data(repeating: 0x20, count: 30_000), fin: false) }
+        #expect(fragmentsTooLarge.closed()?.code == 1002)
+        let growing = try EventSocketClient(port: stack.port)
+        growing.sendFrame(.text, Data(repeating: 0x20, count: 30_000), fin: false)
+        for _ in 0..<2 { growing.sendFrame(.continuation, Data(repeating: 0x20, count: 30_000), fin: false) }
+        #expect(growing.closed()?.code == 1009)
+        #expect(try stack.client.get("/health/live").status == 200)
+    }
+
     @Test("the server pings every 30 s: a socket that answers stays open, one that answers nothing for a minute is closed with 1001")
     func pings() throws {
         let stack = try EdgeStack("pings")

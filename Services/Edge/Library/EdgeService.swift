@@ -4,7 +4,6 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
-import HummingbirdWebSocket
 import Logging
 import Metrics
 import NIOCore
@@ -126,25 +125,6 @@ public final class EdgeService {
         return EdgeRoutes.json(JSONWriter.data(.object(body)))
     }
 
-    /// An upgraded socket mostly waits: a small first read buffer (NIO keeps one per
-    /// channel, 2 KB by default), and TCP keepalive to find a peer that vanished
-    /// (a phone out of coverage) where a ping task per socket would hold kilobytes.
-    static func keepSocketLean(_ channel: any Channel, listener: ClientFrames) async {
-        // One trip to the channel's event loop for all of it.
-        _ = try? await channel.eventLoop.submit {
-            // swift-websocket keeps pongs to itself: a handler after the frame decoder hears them.
-            let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
-            try channel.pipeline.syncOperations.addHandler(listener, position: .after(decoder))
-            guard let options = channel.syncOptions else { return }
-            let tcp = { (option: Int32) in ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: option)) }
-            try options.setOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 64 * 1024))
-            try options.setOption(ChannelOptions.socketOption(.so_keepalive), value: 1)
-            try options.setOption(tcp(TCP_KEEPIDLE), value: 60)
-            try options.setOption(tcp(TCP_KEEPINTVL), value: 10)
-            try options.setOption(tcp(TCP_KEEPCNT), value: 3)
-        }.get()
-    }
-
     /// The Hummingbird application: HTTP/1.1 with the WebSocket upgrade of
     /// `/v1/events`, TLS when a certificate is given.
     public func application() throws -> some ApplicationProtocol {
@@ -152,19 +132,15 @@ public final class EdgeService {
         let hub = self.hub, admission = self.admission, limiter = self.limiter, trusted = settings.trustedProxies
         let deadlines = (headers: TimeAmount.seconds(Int64(settings.headerTimeout)), body: TimeAmount.seconds(Int64(settings.bodyTimeout)))
         // A connection with no request for 30 s is closed (EDGE.md); a request's head and
-        // body have their own deadlines; a first head is guarded by GuardedHTTPChannel.
+        // body have their own deadlines; a first head is guarded by EdgeChannel.
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: [RequestDeadlines(headers: deadlines.headers, body: deadlines.body), ClosingResponses()],
             idleTimeout: .seconds(30),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: EdgeSettings.headerBytes, maxHeaderListSize: EdgeSettings.headerBytes,
                                             maxHeaderFieldCount: 100))
-        let webSocket = WebSocketServerConfiguration(maxFrameSize: 64 * 1024, autoPing: .disabled,
-                                                     closeTimeout: .seconds(5), validateUTF8: true)
-        let shouldUpgrade: @Sendable (HTTPRequest, any Channel, Logger) async throws
-            -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> = { head, channel, _ in
-            // Only /v1/events upgrades. An upgrade refused (over the rate limit or a
-            // socket limit, or with a bad token) is answered with why: 429 or 401.
-            guard head.path?.split(separator: "?").first == "/v1/events" else { return .dontUpgrade }
+        // Only /v1/events upgrades. An upgrade refused (over the rate limit or a socket
+        // limit, or with a bad token) is answered with why: 429 or 401.
+        let decide: @Sendable (HTTPRequest, any Channel) async -> EdgeChannel.UpgradeDecision = { head, channel in
             let client = ClientMiddleware.client(of: head.headerFields, peer: channel.remoteAddress?.ipAddress ?? "unknown",
                                                  trusting: trusted)
             var refusal: Problem?
@@ -182,30 +158,15 @@ public final class EdgeService {
             if refusal == nil, !hub.admitSocket() { refusal = SocketAdmission.edgeFull }
             if let refusal {
                 await FirstRequestGuard.answer(refusal.http1Bytes, on: channel)
-                return .dontUpgrade
+                return .refused
             }
-            return .upgrade([:]) { [caller] inbound, outbound, _ in
-                defer { hub.socketClosed() }
-                // Events go to the upgraded channel's pipeline from whichever thread has
-                // them, through the WebSocket frame encoder; ending the input ends the
-                // socket's read loop, as swift-websocket's own cancellation does.
-                let writer: EventHub.Outbox.Writer = { message, written in
-                    let frame = switch message {
-                    case .text(let text): WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(string: text))
-                    case .ping: WebSocketFrame(fin: true, opcode: .ping, data: channel.allocator.buffer(capacity: 0))
-                    }
-                    channel.writeAndFlush(frame).whenComplete { _ in written() }
-                }
-                let outbox = EventSocket.outbox(writer: writer, endReading: { channel.close(mode: .input, promise: nil) })
-                await Self.keepSocketLean(channel, listener: ClientFrames(outbox: outbox))
-                await socket.run(inbound: inbound, outbound: outbound, caller: caller, outbox: outbox)
-            }
+            // The place taken is given back however the connection ends, upgraded or not.
+            channel.closeFuture.whenComplete { _ in hub.socketClosed() }
+            return .open(caller)
         }
-        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: webSocket)
         var server = HTTPServerBuilder { responder in
-            GuardedHTTPChannel(base: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: configuration,
-                                                                  shouldUpgrade: shouldUpgrade),
-                               headerDeadline: deadlines.headers, headerBytes: EdgeSettings.headerBytes)
+            EdgeChannel(responder: responder, http1: http1, headerDeadline: deadlines.headers, headerBytes: EdgeSettings.headerBytes,
+                        events: socket, decide: decide)
         }
         if let certificate = settings.tlsCertificate, let key = settings.tlsKey {
             let tls = TLSConfiguration.makeServerConfiguration(
@@ -243,20 +204,5 @@ private struct EventsService: Service {
         try? await gracefulShutdown()
         hub.stop()
         backends.forEach { $0.close() }
-    }
-}
-
-/// Every frame a socket's client sends, pongs included, as a sign that it is there
-/// (the hub closes a socket silent for a minute); the frames pass on unchanged.
-final class ClientFrames: ChannelInboundHandler, Sendable {
-    typealias InboundIn = WebSocketFrame
-    typealias InboundOut = WebSocketFrame
-    let outbox: EventHub.Outbox
-
-    init(outbox: EventHub.Outbox) { self.outbox = outbox }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        outbox.heard()
-        context.fireChannelRead(data)
     }
 }

@@ -34,8 +34,8 @@ final class EventHub: Sendable {
         typealias Writer = @Sendable (_ message: Message, _ written: @escaping @Sendable () -> Void) -> Void
 
         private let writer: Writer
-        /// Ends the socket's reading, so that its task closes it with `closing`.
-        private let endReading: @Sendable () -> Void
+        /// Asks the socket's handler to close it with `closing`.
+        private let requestClose: @Sendable () -> Void
         private let unwritten = Atomic<Int>(0)
         /// Set when the backlog overflowed: the socket is closed with 1008.
         let overflowed = Atomic<Bool>(false)
@@ -47,9 +47,9 @@ final class EventHub: Sendable {
         /// Closed, and why (the first reason wins).
         private let state = Mutex<(closed: Bool, reason: EventSocket.Closing?)>((false, nil))
 
-        init(deadline: Date = .distantFuture, writer: @escaping Writer, endReading: @escaping @Sendable () -> Void = {}) {
+        init(deadline: Date = .distantFuture, writer: @escaping Writer, requestClose: @escaping @Sendable () -> Void = {}) {
             self.writer = writer
-            self.endReading = endReading
+            self.requestClose = requestClose
             expiry = Mutex((deadline, false))
         }
 
@@ -102,16 +102,15 @@ final class EventHub: Sendable {
         }
 
         /// Stops the socket's events, with why it closes (nil: nothing to tell the
-        /// client, e.g. it went away). A reason given from outside the socket's task
-        /// ends its reading, so that the task closes it; `endingReading: false` when
-        /// the reader itself decided.
-        func close(_ closing: EventSocket.Closing?, endingReading: Bool = true) {
+        /// client, e.g. it went away). A reason given here, from a hub thread, asks
+        /// the socket's handler to close it; the handler itself passes `fromSocket`.
+        func close(_ closing: EventSocket.Closing?, fromSocket: Bool = false) {
             let first = state.withLock { state -> Bool in
                 guard !state.closed else { return false }
                 state = (true, closing)
                 return true
             }
-            if first, closing != nil, endingReading { endReading() }
+            if first, closing != nil, !fromSocket { requestClose() }
         }
 
         /// Why the socket closes, once something has decided it.
