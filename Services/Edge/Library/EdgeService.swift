@@ -138,8 +138,8 @@ public final class EdgeService {
             idleTimeout: .seconds(30),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: EdgeSettings.headerBytes, maxHeaderListSize: EdgeSettings.headerBytes,
                                             maxHeaderFieldCount: 100))
-        // Only /v1/events upgrades. An upgrade refused (over the rate limit or a socket
-        // limit, or with a bad token) is answered with why: 429 or 401.
+        // A /v1/events upgrade (EdgeChannel upgrades no other path) refused over the rate
+        // limit or a socket limit, or for a bad token, is answered with why: 429 or 401.
         let decide: @Sendable (HTTPRequest, any Channel) async -> EdgeChannel.UpgradeDecision = { head, channel in
             let client = ClientMiddleware.client(of: head.headerFields, peer: channel.remoteAddress?.ipAddress ?? "unknown",
                                                  trusting: trusted)

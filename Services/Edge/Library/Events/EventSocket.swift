@@ -120,7 +120,7 @@ final class EventSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
-        case is EventSocket.CloseRequested: close(outbox.closing ?? .slowReader)
+        case is EventSocket.CloseRequested: if let closing = outbox.closing { close(closing) }
         case is ChannelShouldQuiesceEvent: close(.shuttingDown)
         default: context.fireUserInboundEventTriggered(event)
         }
