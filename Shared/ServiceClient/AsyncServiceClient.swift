@@ -26,6 +26,11 @@ public final class AsyncServiceClient: Sendable {
     struct Pending {
         var frames: [Data]
         var triesLeft: Int
+        /// The number of the try now waiting (0 until the first is sent): a deadline
+        /// counts only against the try it was set for. An id comes back when a
+        /// client retries after a lost answer, and the deadlines of its answered
+        /// requests are still in the list.
+        var currentTry: UInt64 = 0
         var continuation: CheckedContinuation<[Data], any Error>
     }
 
@@ -172,19 +177,27 @@ public final class AsyncServiceClient: Sendable {
         let requestsIndex = poller.addReadable(requests)
         let repliesIndex = poller.addReadable(dealer)
         // Every try waits the same time, so tries time out in the order they were sent.
-        var deadlines: [(at: Double, id: String)] = []
+        var deadlines: [(at: Double, id: String, try: UInt64)] = []
         var nextDeadline = 0
+        var tries: UInt64 = 0
+        /// Marks the request's next try as sent now and sets its deadline.
+        func sending(_ id: String, _ request: inout Pending, now: Double) {
+            tries += 1
+            request.currentTry = tries
+            deadlines.append((now + timeout, id, tries))
+        }
         let replyLimits = MessageLimits(maxFrames: 2 + Limits.requestFrames, maxBytes: Limits.messageBytes + 1024)
         while true {
             let now = ProcessInfo.processInfo.systemUptime
             // Tries whose time is up: sent again while tries are left, else failed.
             while nextDeadline < deadlines.count, deadlines[nextDeadline].at <= now {
-                let id = deadlines[nextDeadline].id
+                let (_, id, expired) = deadlines[nextDeadline]
                 nextDeadline += 1
                 let retry = pending.byID.withLock { pending -> [Data]? in
-                    guard var request = pending[id] else { return nil }
+                    guard var request = pending[id], request.currentTry == expired else { return nil }
                     request.triesLeft -= 1
                     if request.triesLeft > 0 {
+                        sending(id, &request, now: now)
                         pending[id] = request
                         return request.frames
                     }
@@ -196,7 +209,6 @@ public final class AsyncServiceClient: Sendable {
                 if let retry {
                     // A send that would block counts as a try that timed out too.
                     _ = try? dealer.send(retry, wait: false)
-                    deadlines.append((now + timeout, id))
                 }
             }
             if nextDeadline > 4_096 {
@@ -210,10 +222,15 @@ public final class AsyncServiceClient: Sendable {
                     while let message = try requests.receiveMessage(wait: false) {
                         if message == [stopSignal] { return }
                         let id = String(decoding: message[0], as: UTF8.self)
-                        guard let frames = pending.byID.withLock({ $0[id]?.frames }) else { continue }
+                        let frames = pending.byID.withLock { pending -> [Data]? in
+                            guard var request = pending[id] else { return nil }
+                            sending(id, &request, now: ProcessInfo.processInfo.systemUptime)
+                            pending[id] = request
+                            return request.frames
+                        }
+                        guard let frames else { continue }
                         // A send that would block counts as a try that timed out.
                         _ = try dealer.send(frames, wait: false)
-                        deadlines.append((ProcessInfo.processInfo.systemUptime + timeout, id))
                     }
                 }
                 if poller.isReadable(repliesIndex) {

@@ -11,6 +11,9 @@ venv=${1:?the virtual environment with schemathesis}
 bin=${2:?the directory with here and the services}
 examples=${SCHEMATHESIS_EXAMPLES:-10}
 budget=${SCHEMATHESIS_SECONDS:-300}
+# A failed run prints its seed; SCHEMATHESIS_SEED=<that seed> generates the same cases.
+seed_option=()
+if [ -n "${SCHEMATHESIS_SEED:-}" ]; then seed_option=(--seed "$SCHEMATHESIS_SEED"); fi
 
 "$venv/bin/openapi-spec-validator" Docs/openapi.yaml
 
@@ -24,7 +27,18 @@ for service in AUTH CATALOGUE GEO FAVOURITES CHAT; do
 done
 "$bin/here" up --demo >"$work/up.log" 2>&1 &
 up=$!
-cleanup() { kill "$up" 2>/dev/null; wait "$up" 2>/dev/null || true; rm -rf "$work"; }
+# On a failure, what the gateway and the services logged (restarts, crashes, slow
+# requests) goes with schemathesis's report.
+cleanup() {
+    status=$?
+    kill "$up" 2>/dev/null; wait "$up" 2>/dev/null || true
+    if [ "$status" -ne 0 ]; then
+        for log in "$work/up.log" "$work"/data/logs/*.log; do
+            [ -s "$log" ] && { echo "--- $log (last 40 lines)"; tail -n 40 "$log"; }
+        done
+    fi
+    rm -rf "$work"
+}
 trap cleanup EXIT
 for _ in $(seq 600); do grep -q "apps and browsers" "$work/up.log" && break; sleep 0.2; done
 grep -q "apps and browsers" "$work/up.log" || { cat "$work/up.log"; exit 1; }
@@ -44,4 +58,4 @@ curl -sf -X POST "$base/v1/posts" -H "Authorization: Bearer $token" -H 'Content-
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
     --phases examples,coverage,fuzzing --max-examples "$examples" --max-time "$budget" --workers 2 \
     --exclude-operation-id deleteAccount --exclude-operation-id logout --exclude-operation-id events \
-    --request-timeout 60 --suppress-health-check all --warnings off --generation-database none
+    --request-timeout 60 "${seed_option[@]}" --suppress-health-check all --warnings off --generation-database none

@@ -133,3 +133,63 @@ struct Curve25519Key {
         return "\(header).\(payload).\(Base64URL.encode(signature))"
     }
 }
+
+@Suite("The multiplexed client (the edge's)")
+struct AsyncClientTests {
+    /// A request id comes back when a client retries after a lost answer (an HTTP
+    /// `Idempotency-Key`). The tries of the answered requests with that id must not
+    /// count against the new one: once they did, and a slow register whose key had
+    /// been used twice within the timeout failed with `unavailable` in seconds.
+    @Test("the timeouts of answered requests do not use up the tries of a later request with the same id")
+    func reusedIDKeepsItsTries() async throws {
+        let endpoint = "inproc://async-client-\(UUID().uuidString)"
+        let seen = Mutex<[Double]>([])
+        let stop = Atomic<Bool>(false)
+        let bound = DispatchSemaphore(value: 0)
+        let start = ProcessInfo.processInfo.systemUptime
+        // Answers the first two tries at once and the third after 2.6 s; any further
+        // try (a retry the client should not have sent) gets no answer.
+        let server = ServiceThread(name: "slow-third") {
+            guard let router = try? Context.shared.makeSocket(.router), (try? router.bind(endpoint)) != nil else { return }
+            defer { router.close() }
+            bound.signal()
+            var delayed: [(at: Double, frames: [Data])] = []
+            while !stop.load(ordering: .relaxed) {
+                let now = ProcessInfo.processInfo.systemUptime
+                while let due = delayed.first, due.at <= now {
+                    _ = try? router.send(due.frames)
+                    delayed.removeFirst()
+                }
+                guard let frames = try? router.receiveMessage(wait: false) else {
+                    Thread.sleep(forTimeInterval: 0.005)
+                    continue
+                }
+                guard let envelope = try? RequestEnvelope.decode(frames: Array(frames.dropFirst(2))) else { continue }
+                let count = seen.withLock { seen in
+                    seen.append(now - start)
+                    return seen.count
+                }
+                let reply = [frames[0], Data(), ReplyEnvelope.success(id: envelope.id, body: .object(JSONObject()))]
+                switch count {
+                case 1, 2: _ = try? router.send(reply)
+                case 3: delayed.append((now + 2.6, reply))
+                default: break
+                }
+            }
+        }
+        defer {
+            stop.store(true, ordering: .relaxed)
+            server.join()
+        }
+        bound.wait()
+        let client = try AsyncServiceClient(.init(service: "toy", endpoint: endpoint, timeout: 3, tries: 2))
+        defer { client.close() }
+        _ = try await client.callRaw(op: "toy.write", body: .object(JSONObject()), id: "same-key")
+        try await Task.sleep(for: .milliseconds(200))
+        _ = try await client.callRaw(op: "toy.write", body: .object(JSONObject()), id: "same-key")
+        try await Task.sleep(for: .milliseconds(1000))
+        // Answered at ~3.8 s, within its own 3 s; the first two's would end at ~3.0 and ~3.2.
+        _ = try await client.callRaw(op: "toy.write", body: .object(JSONObject()), id: "same-key")
+        #expect(seen.withLock { $0.count } == 3, "tries at \(seen.withLock { $0 })")
+    }
+}
