@@ -8,7 +8,7 @@ SYSTEM_PACKAGES := libzmq3-dev libsqlite3-dev zlib1g-dev pkg-config python3-venv
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RELEASE_BIN := .build/release
 
-.PHONY: deps bench-peers build release test api-check compose-check run bench soak soak-edge fuzz clean
+.PHONY: deps bench-peers build release test api-check client client-check compose-check run bench soak soak-edge fuzz clean
 
 ## deps: apt-install the C libraries the build links against, when missing
 deps:
@@ -40,7 +40,7 @@ release: deps
 	swift build -c release
 
 ## test: every test target, including the system tests that start real processes, then the API check
-test: deps compose-check
+test: deps compose-check client-check
 	swift build --build-tests
 	swift test --skip-build
 	$(MAKE) api-check
@@ -54,6 +54,16 @@ $(API_VENV)/bin/st:
 api-check: deps $(API_VENV)/bin/st
 	swift build
 	bash Tests/API/schemathesis.sh $(API_VENV) $$(swift build --show-bin-path)
+
+## client: HereaboutsKit's generated layer (Shared/HereaboutsKit/Generated) from Docs/openapi.yaml with
+## swift-openapi-generator (built by Tests/ClientGeneration); commit what it writes
+CLIENT_GENERATED := Shared/HereaboutsKit/Generated
+client: deps $(API_VENV)/bin/st
+	bash Tests/ClientGeneration/generate.sh $(API_VENV)/bin/python $(CLIENT_GENERATED)
+
+## client-check: fails when the committed generated layer is not what Docs/openapi.yaml gives now
+client-check: deps $(API_VENV)/bin/st
+	bash Tests/ClientGeneration/generate.sh $(API_VENV)/bin/python $(CLIENT_GENERATED) --check
 
 ## compose-check: validate Compose/docker-compose.yml (installs Debian's docker-compose if missing; no engine needed)
 compose-check:

@@ -9,8 +9,12 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Hereabouts",
-    platforms: [.macOS(.v15)],
+    // HereaboutsKit's platforms: the package's for every target. The services and the
+    // edge are built for Linux; on Apple platforms only HereaboutsKit is supported.
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
+        // What apps add: HTTP(S) to the edge only, no ZeroMQ, no system library, no unsafe flags.
+        .library(name: "HereaboutsKit", targets: ["HereaboutsKit"]),
         .executable(name: "auth-service", targets: ["AuthServiceMain"]),
         .executable(name: "catalogue-service", targets: ["CatalogueServiceMain"]),
         .executable(name: "geo-service", targets: ["GeoServiceMain"]),
@@ -35,6 +39,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
     ],
     targets: [
         // MARK: Transport
@@ -406,6 +413,29 @@ let package = Package(
                            "Imaging",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket")],
+            swiftSettings: swiftSettings
+        ),
+        // MARK: HereaboutsKit (the Swift package apps use; Docs/CLIENT.md)
+        // Generated/ is swift-openapi-generator's output for Docs/openapi.yaml (`make client`,
+        // checked by `make client-check`); the rest is the hand-made layer apps meet.
+        .target(
+            name: "HereaboutsKit",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                // Live events: URLSessionWebSocketTask on Apple platforms; FoundationNetworking's
+                // is not usable on Linux (Debian's libcurl has no WebSocket), so swift-websocket's client.
+                .product(name: "WSClient", package: "swift-websocket", condition: .when(platforms: [.linux])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "Logging", package: "swift-log", condition: .when(platforms: [.linux])),
+            ],
+            path: "Shared/HereaboutsKit",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HereaboutsKitTests",
+            dependencies: ["HereaboutsKit", "EdgeFixtures", "ServiceKitTesting"],
             swiftSettings: swiftSettings
         ),
         // MARK: Fuzzing (`make fuzz` builds HereaboutsFuzz with libFuzzer; `make test` replays the corpus)

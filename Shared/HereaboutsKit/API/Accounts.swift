@@ -1,0 +1,93 @@
+import Foundation
+
+extension Hereabouts {
+    /// The session held (from this launch or an earlier one), or nil when signed out.
+    public var currentSession: Session? {
+        get async throws { try await sessions.session() }
+    }
+
+    /// A new anonymous user: no email, no password, everything saved kept when the
+    /// user registers later with `upgrade(email:password:)`.
+    @discardableResult
+    public func signInAnonymously() async throws -> User {
+        try await signIn { try await $0.anonymous().created.body.json }
+    }
+
+    @discardableResult
+    public func register(email: String, password: String, displayName: String? = nil, username: String? = nil) async throws -> User {
+        try await signIn {
+            try await $0.register(body: .json(.init(displayName: displayName, email: email, password: password, username: username)))
+                .created.body.json
+        }
+    }
+
+    /// Signs in with an email address or a username.
+    @discardableResult
+    public func login(_ login: String, password: String) async throws -> User {
+        try await signIn { try await $0.login(body: .json(.init(login: login, password: password))).ok.body.json }
+    }
+
+    /// Gives the anonymous user signed in an account; their id and what they saved stay.
+    @discardableResult
+    public func upgrade(email: String, password: String, displayName: String? = nil) async throws -> User {
+        try await signIn {
+            try await $0.upgrade(body: .json(.init(displayName: displayName, email: email, password: password))).ok.body.json
+        }
+    }
+
+    /// Ends the session on the server and forgets it here (forgotten here even when
+    /// the server cannot be reached).
+    public func logout() async throws {
+        guard let session = try await sessions.session() else { return }
+        try await sessions.set(nil)
+        _ = try await send { try await $0.logout(body: .json(.init(refreshToken: session.refreshToken))).noContent }
+    }
+
+    /// The signed-in user.
+    public func me() async throws -> User {
+        try await send { try await $0.me().ok.body.json.user }
+    }
+
+    /// Changes the signed-in user's profile: members left nil stay as they are.
+    @discardableResult
+    public func updateProfile(displayName: String? = nil, phone: String? = nil, attributes: Attributes? = nil) async throws -> User {
+        try await send {
+            try await $0.updateProfile(body: .json(.init(attributes: attributes, displayName: displayName, phone: phone))).ok.body.json.user
+        }
+    }
+
+    /// The signed-in user's home, for `usersNear`; `discoverable` lets others find them.
+    public func setLocation(latitude: Double, longitude: Double, discoverable: Bool = true) async throws {
+        _ = try await send {
+            try await $0.setLocation(body: .json(.init(discoverable: discoverable, lat: latitude, lon: longitude))).ok
+        }
+    }
+
+    /// A user's public profile.
+    public func user(_ id: String) async throws -> PublicProfile {
+        try await send { try await $0.getUser(path: .init(id: id)).ok.body.json.user }
+    }
+
+    /// The user registered with `email` (for inviting a buddy one knows by address).
+    public func user(email: String) async throws -> PublicProfile {
+        try await send { try await $0.lookupUser(query: .init(email: email)).ok.body.json.user }
+    }
+
+    /// Users whose home is within `radius` metres of `origin`, nearest band first;
+    /// `attributes` must all match theirs (e.g. `["certification": "AOWD"]`).
+    public func usersNear(_ origin: SearchOrigin, radius: Double, attributes: [String: String] = [:],
+                          limit: Int? = nil) async throws -> [(userId: String, distance: Double)] {
+        let filter = attributes.isEmpty ? nil
+            : String(decoding: try JSONSerialization.data(withJSONObject: attributes, options: [.sortedKeys]), as: UTF8.self)
+        return try await send {
+            try await $0.usersNear(query: .init(lat: origin.latitude, lon: origin.longitude, place: origin.placeName,
+                                                radius: radius, attributes: filter, limit: limit)).ok.body.json.users
+        }.map { ($0.userId, $0.distance) }
+    }
+
+    private func signIn(_ call: (Client) async throws -> Components.Schemas.Session) async throws -> User {
+        let reply = try await send(call)
+        try await sessions.set(Session(reply))
+        return reply.user
+    }
+}

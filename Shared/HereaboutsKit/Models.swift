@@ -1,0 +1,40 @@
+/// The server's objects under the names apps use; each is generated from the
+/// schema of the same name in Docs/openapi.yaml.
+public typealias User = Components.Schemas.User
+public typealias PublicProfile = Components.Schemas.PublicProfile
+public typealias Post = Components.Schemas.Post
+public typealias PostDraft = Components.Schemas.PostDraft
+public typealias PostPlace = Components.Schemas.PostPlace
+public typealias Price = Components.Schemas.Price
+public typealias PostImage = Components.Schemas.Image
+public typealias Rating = Components.Schemas.Rating
+public typealias Hit = Components.Schemas.Hit
+public typealias Place = Components.Schemas.Place
+public typealias SearchCenter = Components.Schemas.Center
+public typealias Country = Components.Schemas.Country
+public typealias Trip = Components.Schemas.Trip
+public typealias Message = Components.Schemas.Message
+public typealias Conversation = Components.Schemas.Conversation
+public typealias Attributes = Components.Schemas.Attributes
+
+/// Where a search is centred: a point, or a place's name the server resolves
+/// (`"Utrecht"`, `"Utrecht, NL"`).
+public enum SearchOrigin: Sendable, Hashable {
+    case coordinate(latitude: Double, longitude: Double)
+    case place(String)
+
+    var latitude: Double? {
+        if case .coordinate(let latitude, _) = self { return latitude }
+        return nil
+    }
+
+    var longitude: Double? {
+        if case .coordinate(_, let longitude) = self { return longitude }
+        return nil
+    }
+
+    var placeName: String? {
+        if case .place(let name) = self { return name }
+        return nil
+    }
+}
