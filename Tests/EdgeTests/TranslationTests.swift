@@ -84,5 +84,12 @@ struct TranslationTests {
         ]))
         #expect(GeoJSON.isAccepted("application/json;q=0.5, application/geo+json"))
         #expect(!GeoJSON.isAccepted("application/json"))
+        // What a generated client sends by default: every type, so JSON.
+        #expect(!GeoJSON.isAccepted("application/geo+json, application/json, application/problem+json"))
+        #expect(!GeoJSON.isAccepted("application/json, application/geo+json"))
+        #expect(GeoJSON.isAccepted("application/geo+json, */*;q=0.8"))
+        #expect(GeoJSON.isAccepted("*/*, application/geo+json"))
+        #expect(!GeoJSON.isAccepted("application/geo+json;q=0, */*"))
+        #expect(!GeoJSON.isAccepted("application/geo+json;q=0.5, application/json"))
     }
 }

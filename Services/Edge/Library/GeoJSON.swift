@@ -8,10 +8,27 @@ import Wire
 enum GeoJSON {
     static let contentType = "application/geo+json"
 
-    /// Whether an `Accept` header asks for GeoJSON.
+    /// Whether an `Accept` header prefers GeoJSON to JSON, the default: GeoJSON named
+    /// with a higher quality than JSON's, or named where JSON comes only from a
+    /// wildcard. A client generated from the OpenAPI document lists every type its
+    /// route answers (swift-openapi-generator: `application/geo+json, application/json,
+    /// application/problem+json`) and gets JSON.
     static func isAccepted(_ accept: String?) -> Bool {
         guard let accept else { return false }
-        return accept.split(separator: ",").contains { $0.split(separator: ";").first?.trimmingCharacters(in: .whitespaces) == contentType }
+        var geo: Double?, json: Double?, wildcard: Double?
+        for range in accept.split(separator: ",") {
+            let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            switch parts.first?.lowercased() {
+            case contentType: geo = max(geo ?? 0, quality)
+            case "application/json": json = max(json ?? 0, quality)
+            case "application/*", "*/*": wildcard = max(wildcard ?? 0, quality)
+            default: break
+            }
+        }
+        guard let geo, geo > 0 else { return false }
+        guard let json else { return geo >= (wildcard ?? 0) }
+        return geo > json
     }
 
     /// A `{"hits":[…],…}` reply body as a FeatureCollection.
