@@ -435,7 +435,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HereaboutsKitTests",
-            dependencies: ["HereaboutsKit", "EdgeFixtures", "ServiceKitTesting"],
+            dependencies: ["HereaboutsKit", "EdgeFixtures", "ServiceKitTesting", "Contracts"],
             swiftSettings: swiftSettings
         ),
         // MARK: Fuzzing (`make fuzz` builds HereaboutsFuzz with libFuzzer; `make test` replays the corpus)
