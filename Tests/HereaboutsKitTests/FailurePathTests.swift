@@ -55,6 +55,23 @@ struct FailurePathTests {
         }
     }
 
+    @Test("a write whose answer was lost on the way is sent again with its Idempotency-Key and applied once")
+    func lostAnswer() async throws {
+        let stack = try EdgeStack("kit-lost"), port = stack.port
+        defer { stack.stop() }
+        let proxy = try DroppingProxy(upstream: port, dropping: "POST /v1/posts ", times: 1)
+        defer { proxy.stop() }
+        let proxied = proxy.port
+        try await onOwnThread("kit-lost") {
+            let shop = kit(proxied)
+            let owner = try await shop.register(email: "shop@example.org", password: "password1")
+            let post = try await shop.createPost(PostDraft(kind: "offer", lat: 52.09, lon: 5.12, text: "Oak table", title: "Table"))
+            #expect(proxy.dropped == 1)
+            let posts = try await shop.posts(owner: owner.id).reduce(into: []) { $0.append($1.id) }
+            #expect(posts == [post.id])
+        }
+    }
+
     /// The edge's pid from `here up`'s line `edge  http://…  ready  pid N`.
     static func edgePID(_ log: String) -> pid_t? {
         log.split(separator: "\n").first { $0.hasPrefix("edge ") }

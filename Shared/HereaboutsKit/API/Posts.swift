@@ -13,6 +13,23 @@ extension Hereabouts {
         return (reply.created, reply.updated, reply.unchanged, reply.ids)
     }
 
+    /// Posts newest first, filtered by whichever of these are given: a user's own
+    /// (`owner`), one kind or category, a town (`city` with `countryCode`).
+    public func posts(owner: String? = nil, kind: String? = nil, category: String? = nil, city: String? = nil,
+                      countryCode: String? = nil, pageSize: Int? = nil) -> Pages<Post> {
+        Pages { cursor in
+            let query = Operations.ListPosts.Input.Query(owner: owner, kind: kind, category: category, city: city,
+                                                         countryCode: countryCode, limit: pageSize, cursor: cursor)
+            let reply = try await self.send { try await $0.listPosts(query: query).ok.body.json }
+            return Page(items: reply.posts, nextCursor: reply.nextCursor)
+        }
+    }
+
+    /// Up to 200 posts by id, in the order asked; ids of posts that are gone are left out.
+    public func posts(ids: [String]) async throws -> [Post] {
+        try await send { try await $0.listPosts(query: .init(ids: ids.joined(separator: ","))).ok.body.json.posts }
+    }
+
     public func post(_ id: String) async throws -> Post {
         try await send { try await $0.getPost(path: .init(id: id)).ok.body.json.post }
     }
