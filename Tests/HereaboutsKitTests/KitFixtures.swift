@@ -32,8 +32,34 @@ extension LiveEvent {
         return false
     }
 
+    /// The post whose fence this event says was entered.
+    var enteredFence: String? {
+        if case .fenceEntered(let postId, _) = self { return postId }
+        return nil
+    }
+
     var chatText: String? {
         if case .chatMessage(let message) = self { return message.text }
         return nil
     }
+}
+
+/// `body`'s first non-nil value within 30 s: for what the server does after it
+/// answers (the geo index follows the catalogue's changes).
+func eventually<Value>(_ what: String, _ body: () async throws -> Value?) async throws -> Value {
+    let deadline = Date().addingTimeInterval(30)
+    var last: (any Error)?
+    while Date() < deadline {
+        do {
+            if let value = try await body() { return value }
+        } catch {
+            last = error
+        }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    throw Timeout(description: "\(what): nothing after 30 s\(last.map { " (\($0))" } ?? "")")
+}
+
+struct Timeout: Error, CustomStringConvertible {
+    var description: String
 }

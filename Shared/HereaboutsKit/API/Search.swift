@@ -9,13 +9,16 @@ public enum SearchOrder: String, Sendable {
 
 extension Hereabouts {
     /// Posts within `radius` metres of `origin` matching every word of `query`, a
-    /// page at a time; `openNow` keeps those whose opening hours say open.
+    /// page at a time. `openNow` keeps those whose opening hours say open (or closing
+    /// soon), judged now or at `openAt` ("open at eight tonight").
     public func search(near origin: SearchOrigin, radius: Double, query: String? = nil, kinds: [String] = [],
-                       tags: [String] = [], openNow: Bool? = nil, order: SearchOrder? = nil, pageSize: Int? = nil) -> Pages<Hit> {
+                       tags: [String] = [], openNow: Bool? = nil, openAt: Date? = nil, order: SearchOrder? = nil,
+                       pageSize: Int? = nil) -> Pages<Hit> {
         Pages { cursor in
             let reply = try await self.send {
                 try await $0.search(query: Self.searchQuery(origin, radius: radius, query: query, kinds: kinds, tags: tags,
-                                                            openNow: openNow, order: order, pageSize: pageSize, cursor: cursor))
+                                                            openNow: openNow, openAt: openAt, order: order, pageSize: pageSize,
+                                                            cursor: cursor))
                     .ok.body.json
             }
             return Page(items: reply.hits, nextCursor: reply.nextCursor)
@@ -28,7 +31,8 @@ extension Hereabouts {
                               openNow: Bool? = nil, pageSize: Int? = nil) async throws -> Data {
         try await send {
             let reply = try await $0.search(query: Self.searchQuery(origin, radius: radius, query: query, kinds: kinds, tags: [],
-                                                                    openNow: openNow, order: nil, pageSize: pageSize, cursor: nil),
+                                                                    openNow: openNow, openAt: nil, order: nil, pageSize: pageSize,
+                                                                    cursor: nil),
                                             headers: .init(accept: [.init(contentType: .applicationGeoJson)]))
             return try JSONEncoder().encode(try reply.ok.body.applicationGeoJson)
         }
@@ -52,9 +56,10 @@ extension Hereabouts {
     }
 
     static func searchQuery(_ origin: SearchOrigin, radius: Double, query: String?, kinds: [String], tags: [String], openNow: Bool?,
-                            order: SearchOrder?, pageSize: Int?, cursor: String?) -> Operations.Search.Input.Query {
+                            openAt: Date?, order: SearchOrder?, pageSize: Int?, cursor: String?) -> Operations.Search.Input.Query {
         .init(lat: origin.latitude, lon: origin.longitude, place: origin.placeName, radius: radius, q: query,
               kinds: kinds.isEmpty ? nil : kinds.joined(separator: ","), tags: tags.isEmpty ? nil : tags.joined(separator: ","),
-              openNow: openNow, sort: order.flatMap { .init(rawValue: $0.rawValue) }, limit: pageSize, cursor: cursor)
+              openNow: openNow ?? (openAt == nil ? nil : true), at: openAt.map { $0.formatted(.iso8601) },
+              sort: order.flatMap { .init(rawValue: $0.rawValue) }, limit: pageSize, cursor: cursor)
     }
 }
