@@ -38,3 +38,11 @@ public enum SearchOrigin: Sendable, Hashable {
         return nil
     }
 }
+
+extension PostDraft {
+    /// A draft with what every post needs; set the rest as properties
+    /// (`draft.price = Price(amount: 25, currency: "EUR")`).
+    public init(kind: String, title: String, latitude: Double, longitude: Double) {
+        self.init(kind: kind, lat: latitude, lon: longitude, title: title)
+    }
+}
