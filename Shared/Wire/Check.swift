@@ -49,6 +49,17 @@ public enum Check {
     }
 
     /// A page size: absent means `defaultValue`.
+    /// Runs a check of a member's own body, naming the fields it finds at fault from
+    /// the top (`search.radius`, not `radius`).
+    public static func member<Value>(_ name: String, _ check: () throws -> Value) throws -> Value {
+        do {
+            return try check()
+        } catch var error as ServiceError {
+            error.field = error.field.map { "\(name).\($0)" }
+            throw error
+        }
+    }
+
     public static func limit(_ value: Int?, field: String = "limit", max: Int = 100, default defaultValue: Int = 20) throws -> Int {
         guard let value else { return defaultValue }
         try range(value, field: field, in: 1...max)

@@ -12,6 +12,7 @@ struct GeoHandlers: Sendable {
     let fences: FenceIndex
     let store: GeoStore
     let fenceEvents: FenceEvents
+    let watches: WatchRegistry
     let stats: @Sendable () throws -> GeoStats
 
     func register(into router: inout Router) {
@@ -28,6 +29,15 @@ struct GeoHandlers: Sendable {
         router.read(GeoAPI.countriesGet, lane: .front, countriesGet)
         router.write(GeoAPI.fencesUpdate, fencesUpdate)
         router.read(GeoAPI.fencesPlan, lane: .front, fencesPlan)
+        router.readRaw(GeoAPI.watchOpen, watchOpen)
+        router.read(GeoAPI.watchRenew) { request, context in
+            WatchReply(watch: try watches.renew(request.id, owner: try context.requireCaller().userID,
+                                                lease: request.lease ?? GeoRules.watchLease))
+        }
+        router.read(GeoAPI.watchClose) { request, context in
+            try watches.close(request.id, owner: try context.requireCaller().userID)
+            return Empty()
+        }
         router.read(GeoAPI.stats) { _, _ in try stats() }
     }
 
@@ -40,15 +50,33 @@ struct GeoHandlers: Sendable {
                                                   at: request.at),
                                 sort: sort, limit: request.limit ?? 20, after: cursor)
         var writer = Self.hitsReply(page)
-        writer.appendASCII(",\"center\":{\"lat\":")
-        writer.write(center.lat)
-        writer.appendASCII(",\"lon\":")
-        writer.write(center.lon)
-        if let place = center.place {
-            writer.appendASCII(",\"place\":")
-            writer.write(try JSONValueEncoder().encode(place))
+        try Self.writeCenter(center, into: &writer)
+        writer.appendASCII("}")
+        return RawJSON(writer.bytes)
+    }
+
+    /// Opens a watch (`geo.watch.open`): `{"watch":…,"hits":…,"nextCursor":…}`, and
+    /// `"center"` for a circle, as the one-shot op would answer.
+    func watchOpen(_ request: WatchOpenRequest, _ context: RequestContext) throws -> RawJSON {
+        let owner = try context.requireCaller().userID
+        let (watch, page) = try watches.open(owner: owner, requestID: context.requestID, lease: request.lease ?? GeoRules.watchLease) {
+            id, expiresAt in
+            let resolved = try request.search.map { search in
+                try Check.member("search") { try self.center(lat: search.lat, lon: search.lon, place: search.place) }
+            }
+            return Watch(request, center: resolved, id: id, owner: owner, expiresAt: expiresAt)
+        } firstPage: { watch in
+            index.lock.withReadLock { index.firstPage(of: watch, at: Date()) }
         }
-        writer.appendASCII("}}")
+        var writer = JSONWriter(capacity: page.hits.count + 256)
+        writer.appendASCII("{\"watch\":")
+        writer.write(try JSONValueEncoder().encode(watch.info))
+        writer.appendASCII(",\"hits\":")
+        writer.writeRaw(page.hits)
+        writer.appendASCII(",\"nextCursor\":")
+        if let next = page.nextCursor { writer.write(next) } else { writer.appendASCII("null") }
+        if let center = watch.center { try Self.writeCenter(center, into: &writer) }
+        writer.appendASCII("}")
         return RawJSON(writer.bytes)
     }
 
@@ -63,7 +91,7 @@ struct GeoHandlers: Sendable {
     func within(_ request: WithinRequest, _ context: RequestContext) throws -> RawJSON {
         let cursor = try request.cursor.map { try PageCursor(decoding: $0, sort: PostIndex.withinSort) }
         let page = index.within(minLat: request.minLat, minLon: request.minLon, maxLat: request.maxLat, maxLon: request.maxLon,
-                                query: Self.query(request.q, request.kinds, nil, openNow: false, at: nil),
+                                query: Self.query(request.q, request.kinds, request.tags, openNow: request.openNow ?? false, at: nil),
                                 limit: request.limit ?? GeoRules.withinDefaultLimit, after: cursor)
         var writer = Self.hitsReply(page)
         writer.appendASCII("}")
@@ -128,6 +156,19 @@ struct GeoHandlers: Sendable {
             throw ServiceError(code: .notFound, message: "no place is called \"\(name)\"", field: "place")
         }
         return SearchReply.Center(lat: place.lat, lon: place.lon, place: place)
+    }
+
+    /// `,"center":{…}`.
+    private static func writeCenter(_ center: SearchReply.Center, into writer: inout JSONWriter) throws {
+        writer.appendASCII(",\"center\":{\"lat\":")
+        writer.write(center.lat)
+        writer.appendASCII(",\"lon\":")
+        writer.write(center.lon)
+        if let place = center.place {
+            writer.appendASCII(",\"place\":")
+            writer.write(try JSONValueEncoder().encode(place))
+        }
+        writer.appendASCII("}")
     }
 
     private static func query(_ q: String?, _ kinds: [String]?, _ tags: [String]?, openNow: Bool, at: Date?) -> PostQuery {

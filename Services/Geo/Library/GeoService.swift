@@ -14,6 +14,7 @@ public final class GeoService: RunnableService {
     let store: GeoStore
     public let users: UserIndex
     public let fences: FenceIndex
+    let watches: WatchRegistry
     private let events: EventChannel
     let postFollower: ChangeFollower<PostChange>
     let userFollower: ChangeFollower<UserChange>
@@ -56,15 +57,21 @@ public final class GeoService: RunnableService {
         users.apply(try store.homes().map { .set($0) })
         let deletedUsers = DeletedUsers(try store.deletedUsers())
         let verifier = try TokenVerifier.forService(settings)
-        let events = EventChannel(policy: SubscriptionPolicy(userTopicPrefixes: [GeoAPI.fenceTopicPrefix], verifier: verifier),
+        let events = EventChannel(policy: SubscriptionPolicy(userTopicPrefixes: [GeoAPI.fenceTopicPrefix, GeoAPI.watchTopicPrefix],
+                                                             verifier: verifier),
                                   logger: logger)
         let fenceEvents = FenceEvents(channel: events)
+        let watches = WatchRegistry(maxWatches: settings.environment["GEO_MAX_WATCHES"].flatMap(Int.init) ?? GeoRules.maxWatches) {
+            owner, json in events.publish(topic: GeoAPI.watchTopic(userId: owner), json: json)
+        }
 
         let postFollower = try ChangeFollower.catalogue(settings: settings, database: database, logger: logger) { changes, db in
             let applied = try store.apply(changes, wasFence: fences.contains, in: db)
             // The indexes show a change once it is committed, never before.
             db.afterNextTransaction { _ in
-                index.apply(applied.changes)
+                index.apply(applied.changes) { transitions in
+                    watches.evaluate { index.watchEvents(transitions, watches: &$0, at: Date()) }
+                }
                 fences.apply(applied.changes)
                 let now = Date()
                 for (userId, postId) in applied.fencesLeft {
@@ -81,7 +88,8 @@ public final class GeoService: RunnableService {
             }
         }
         var router = Router(service: GeoAPI.service)
-        GeoHandlers(index: index, users: users, gazetteer: gazetteer, fences: fences, store: store, fenceEvents: fenceEvents) {
+        GeoHandlers(index: index, users: users, gazetteer: gazetteer, fences: fences, store: store, fenceEvents: fenceEvents,
+                    watches: watches) {
             GeoStats(posts: index.count, users: users.count,
                      lag: [CatalogueAPI.service: try postFollower.lag(), AuthAPI.service: try userFollower.lag()],
                      memoryBytes: index.memoryBytes)
@@ -90,12 +98,15 @@ public final class GeoService: RunnableService {
         self.store = store
         self.index = index
         self.fences = fences
+        self.watches = watches
         self.events = events
         self.postFollower = postFollower
         self.users = users
         self.userFollower = userFollower
         // Kept replies of geo.fences.update are forgotten after a while, as elsewhere.
-        self.housekeeper = Housekeeper(tasks: [.forgetKeptReplies(in: database), .checkpoint(database)], logger: logger)
+        self.housekeeper = Housekeeper(tasks: [.forgetKeptReplies(in: database), .checkpoint(database),
+                                               .init(name: "watch-leases", every: 1) { watches.expire() }],
+                                       logger: logger)
         self.server = Server(
             configuration: .init(service: GeoAPI.service, endpoint: settings.endpoint, workers: settings.workers,
                                  security: ServerSecurity(settings)),

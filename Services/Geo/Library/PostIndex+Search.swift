@@ -41,23 +41,27 @@ extension PostIndex {
     /// Hits within `radius` metres of the centre, in `sort` order, after `cursor`.
     func search(lat: Double, lon: Double, radius: Double, query: PostQuery, sort: SearchSort, limit: Int,
                 after cursor: PageCursor?) -> HitPage {
-        lock.withReadLock {
-            var matcher = Matcher(query, index: self)
-            guard !matcher.matchesNothing else { return .empty }
-            let center = Center(lat: lat, lon: lon)
-            let found: [Found]
-            switch sort {
-            case .distance:
-                found = nearest(center, within: radius, count: limit + 1, matcher: &matcher, after: cursor)
-            default:
-                var all = everything(center, within: radius, matcher: &matcher)
-                if let cursor { all.removeAll { !isAfter($0, cursor, sort: sort) } }
-                var best = BoundedHeap<Found>(capacity: limit + 1) { self.ranksBefore($0, $1, sort: sort) }
-                for item in all { best.offer(item) }
-                found = best.sorted()
-            }
-            return page(found, limit: limit, withDistance: true, sort: sort.rawValue, matcher: &matcher) { cursorKey($0, sort: sort) }
+        lock.withReadLock { searchHoldingLock(lat: lat, lon: lon, radius: radius, query: query, sort: sort, limit: limit, after: cursor) }
+    }
+
+    /// `search`, for a caller that holds the read lock already (a watch's first page).
+    func searchHoldingLock(lat: Double, lon: Double, radius: Double, query: PostQuery, sort: SearchSort, limit: Int,
+                           after cursor: PageCursor?) -> HitPage {
+        var matcher = Matcher(query, index: self)
+        guard !matcher.matchesNothing else { return .empty }
+        let center = Center(lat: lat, lon: lon)
+        let found: [Found]
+        switch sort {
+        case .distance:
+            found = nearest(center, within: radius, count: limit + 1, matcher: &matcher, after: cursor)
+        default:
+            var all = everything(center, within: radius, matcher: &matcher)
+            if let cursor { all.removeAll { !isAfter($0, cursor, sort: sort) } }
+            var best = BoundedHeap<Found>(capacity: limit + 1) { self.ranksBefore($0, $1, sort: sort) }
+            for item in all { best.offer(item) }
+            found = best.sorted()
         }
+        return page(found, limit: limit, withDistance: true, sort: sort.rawValue, matcher: &matcher) { cursorKey($0, sort: sort) }
     }
 
     /// The `k` nearest matches within `maxDistance`.
@@ -74,33 +78,38 @@ extension PostIndex {
     /// `minLon > maxLon`), ordered by id.
     func within(minLat: Double, minLon: Double, maxLat: Double, maxLon: Double, query: PostQuery, limit: Int,
                 after cursor: PageCursor?) -> HitPage {
-        lock.withReadLock {
-            var matcher = Matcher(query, index: self)
-            guard !matcher.matchesNothing else { return .empty }
-            let box = LatLonBox(minLat: minLat, minLon: minLon, maxLat: maxLat, maxLon: maxLon)
-            var best = BoundedHeap<Found>(capacity: limit + 1) { self.idOrder($0.slot, $1.slot) < 0 }
-            let cursorID = cursor.map { Array($0.id.utf8) }
-            func consider(_ slot: Int32) {
-                let record = records[Int(slot)]
-                guard record.alive else { return }
-                guard box.contains(lat: record.lat, lon: record.lon), matcher.matches(record) else { return }
-                if let cursorID, bytes.withElements(record.id, { b in cursorID.withUnsafeBufferPointer { Arena<UInt8>.compare(b, $0) } }) <= 0 {
-                    return
-                }
-                best.offer(Found(slot: slot, distance: 0))
+        lock.withReadLock { withinHoldingLock(minLat: minLat, minLon: minLon, maxLat: maxLat, maxLon: maxLon, query: query,
+                                              limit: limit, after: cursor) }
+    }
+
+    /// `within`, for a caller that holds the read lock already.
+    func withinHoldingLock(minLat: Double, minLon: Double, maxLat: Double, maxLon: Double, query: PostQuery, limit: Int,
+                           after cursor: PageCursor?) -> HitPage {
+        var matcher = Matcher(query, index: self)
+        guard !matcher.matchesNothing else { return .empty }
+        let box = LatLonBox(minLat: minLat, minLon: minLon, maxLat: maxLat, maxLon: maxLon)
+        var best = BoundedHeap<Found>(capacity: limit + 1) { self.idOrder($0.slot, $1.slot) < 0 }
+        let cursorID = cursor.map { Array($0.id.utf8) }
+        func consider(_ slot: Int32) {
+            let record = records[Int(slot)]
+            guard record.alive else { return }
+            guard box.contains(lat: record.lat, lon: record.lon), matcher.matches(record) else { return }
+            if let cursorID, bytes.withElements(record.id, { b in cursorID.withUnsafeBufferPointer { Arena<UInt8>.compare(b, $0) } }) <= 0 {
+                return
             }
-            if let postings = matcher.cheapestPostings(wanted: limit + 1, total: liveCount) {
-                for slot in postings { consider(slot) }
-            } else {
-                for slot in pending { consider(slot) }
-                for tree in trees {
-                    tree.forEach(where: box.mayOverlap) { point in
-                        if matcher.mayMatch(words: point.words) { consider(point.slot) }
-                    }
-                }
-            }
-            return page(best.sorted(), limit: limit, withDistance: false, sort: Self.withinSort, matcher: &matcher) { _ in .idOnly }
+            best.offer(Found(slot: slot, distance: 0))
         }
+        if let postings = matcher.cheapestPostings(wanted: limit + 1, total: liveCount) {
+            for slot in postings { consider(slot) }
+        } else {
+            for slot in pending { consider(slot) }
+            for tree in trees {
+                tree.forEach(where: box.mayOverlap) { point in
+                    if matcher.mayMatch(words: point.words) { consider(point.slot) }
+                }
+            }
+        }
+        return page(best.sorted(), limit: limit, withDistance: false, sort: Self.withinSort, matcher: &matcher) { _ in .idOnly }
     }
 
     /// The cursor's sort name for `geo.within`, which orders by id.
@@ -289,7 +298,7 @@ extension PostIndex {
         return HitPage(hits: writer.bytes, nextCursor: nextCursor)
     }
 
-    private func writeHit(_ item: Found, withDistance: Bool, matcher: inout Matcher, into writer: inout JSONWriter) {
+    func writeHit(_ item: Found, withDistance: Bool, matcher: inout Matcher, into writer: inout JSONWriter) {
         let record = records[Int(item.slot)]
         func writeText(_ span: ArenaSpan) {
             bytes.withElements(span) { record.plainStrings ? writer.writeString(plainUTF8: $0) : writer.writeString(utf8: $0) }

@@ -106,17 +106,35 @@ public final class PostIndex: @unchecked Sendable {
         case delete(String)
     }
 
-    /// Applies changes in order (a later one for the same id wins).
-    func apply(_ changes: [Change]) {
+    /// A post's slot before and after one change: nil before for a new post, nil
+    /// after for a deleted one (or a delete of a post never seen).
+    struct Transition: Sendable {
+        var before: Int32?
+        var after: Int32?
+    }
+
+    /// Applies changes in order (a later one for the same id wins). `applied` gets
+    /// each change's transition once the searches see them, before anything moves a
+    /// record: the old slots are still there to read (on this thread, the only writer).
+    func apply(_ changes: [Change], applied: (([Transition]) -> Void)? = nil) {
+        var transitions: [Transition] = []
+        if applied != nil { transitions.reserveCapacity(changes.count) }
         lock.withWriteLock {
             for change in changes {
+                let transition: Transition
                 switch change {
-                case .upsert(let post): insertRecord(PreparedPost(post))
+                case .upsert(let post):
+                    let (replaced, slot) = insertRecord(PreparedPost(post))
+                    transition = Transition(before: replaced, after: slot)
                 case .delete(let id):
-                    if let old = slots.remove(id, idOf: { records[Int($0)].id }, bytes: bytes) { kill(old) }
+                    let old = slots.remove(id, idOf: { records[Int($0)].id }, bytes: bytes)
+                    if let old { kill(old) }
+                    transition = Transition(before: old, after: nil)
                 }
+                if applied != nil { transitions.append(transition) }
             }
         }
+        applied?(transitions)
         if pending.count >= Self.bufferSize { flushPending() }
         let dead = records.count - liveCount
         if dead >= Self.compactionMinimum, dead >= liveCount { compact() }
@@ -304,7 +322,9 @@ public final class PostIndex: @unchecked Sendable {
         }
     }
 
-    private func insertRecord(_ prepared: PreparedPost) {
+    /// Adds a post's record; the slot of the record it replaces (now dead), and its own.
+    @discardableResult
+    private func insertRecord(_ prepared: PreparedPost) -> (replaced: Int32?, slot: Int32) {
         let post = prepared.post
         let slot = Int32(records.count)
         let idLength = post.id.utf8.count, titleLength = post.title.utf8.count, refLength = post.ref?.utf8.count ?? 0
@@ -338,8 +358,10 @@ public final class PostIndex: @unchecked Sendable {
             plainStrings: plain)
         records.append(record)
         liveCount += 1
-        if let old = slots.set(post.id, slot: slot, idOf: { records[Int($0)].id }, bytes: bytes) { kill(old) }
+        let replaced = slots.set(post.id, slot: slot, idOf: { records[Int($0)].id }, bytes: bytes)
+        if let replaced { kill(replaced) }
         pending.append(slot)
+        return (replaced, slot)
     }
 
     static func tagKey(_ tag: String) -> String { TextTerms.fold(tag) }

@@ -220,17 +220,21 @@ public struct WithinRequest: ValidatedBody, Equatable {
     public var maxLon: Double
     public var kinds: [String]?
     public var q: String?
+    public var tags: [String]?
+    public var openNow: Bool?
     public var limit: Int?
     public var cursor: String?
 
     public init(minLat: Double, minLon: Double, maxLat: Double, maxLon: Double, kinds: [String]? = nil, q: String? = nil,
-                limit: Int? = nil, cursor: String? = nil) {
+                tags: [String]? = nil, openNow: Bool? = nil, limit: Int? = nil, cursor: String? = nil) {
         self.minLat = minLat
         self.minLon = minLon
         self.maxLat = maxLat
         self.maxLon = maxLon
         self.kinds = kinds
         self.q = q
+        self.tags = tags
+        self.openNow = openNow
         self.limit = limit
         self.cursor = cursor
     }
@@ -241,7 +245,7 @@ public struct WithinRequest: ValidatedBody, Equatable {
         try Check.latitude(maxLat, field: "maxLat")
         try Check.longitude(maxLon, field: "maxLon")
         guard minLat <= maxLat else { throw ServiceError.invalidArgument(field: "maxLat", "maxLat must not be below minLat") }
-        try GeoRules.filters(q: q, kinds: kinds, tags: nil)
+        try GeoRules.filters(q: q, kinds: kinds, tags: tags)
         _ = try Check.limit(limit, max: GeoRules.withinLimit, default: GeoRules.withinDefaultLimit)
         try GeoRules.cursor(cursor)
     }

@@ -209,4 +209,9 @@ public final class EventChannel: Sendable {
         guard let publisher = publisher.withLock({ $0 }), let body = try? JSONValueEncoder().encodeData(value) else { return }
         publisher.publish(topic: topic, body: body)
     }
+
+    /// Publishes a body that is JSON already (written by a hot path's own writer).
+    public func publish(topic: String, json: [UInt8]) {
+        publisher.withLock { $0 }?.publish(topic: topic, body: Data(json))
+    }
 }

@@ -1,0 +1,101 @@
+import Contracts
+import Foundation
+import Wire
+
+extension PostIndex {
+    /// The events that applied changes make for the watches they touch: for each
+    /// change in order, each watch whose area holds the post's old or new point (found
+    /// through the grid, never by looking at every watch) compares the post before and
+    /// after by the same tests as its one-shot op.
+    ///
+    /// Runs on the thread that applies changes, between publishing a batch and
+    /// anything that moves records, so both slots of each transition are readable.
+    func watchEvents(_ transitions: [Transition], watches state: inout WatchRegistry.State,
+                     at now: Date) -> [(owner: String, json: [UInt8])] {
+        var events: [(owner: String, json: [UInt8])] = []
+        // One matcher per watch per batch: the words it looks for may have come into
+        // the vocabulary with this very batch.
+        var matchers: [String: Matcher] = [:]
+        var touched = Set<String>()
+        for transition in transitions {
+            touched.removeAll(keepingCapacity: true)
+            for slot in [transition.before, transition.after] {
+                guard let slot else { continue }
+                state.grid.candidates(lat: records[Int(slot)].lat, lon: records[Int(slot)].lon, into: &touched)
+            }
+            for id in touched {
+                guard var watch = state.watches[id] else { continue }
+                var matcher = matchers[id] ?? {
+                    var query = watch.query
+                    query.at = now
+                    return Matcher(query, index: self)
+                }()
+                defer { matchers[id] = matcher }
+                let before = transition.before.flatMap { member($0, of: watch, &matcher) }
+                let after = transition.after.flatMap { member($0, of: watch, &matcher) }
+                let type: WatchEvent.Kind
+                var hit: [UInt8] = []
+                switch (before, after) {
+                case (nil, nil):
+                    continue
+                case (nil, let after?):
+                    type = .entered
+                    hit = hitJSON(after, of: watch, &matcher)
+                case (.some, nil):
+                    type = .left
+                case (let before?, let after?):
+                    hit = hitJSON(after, of: watch, &matcher)
+                    guard hitJSON(before, of: watch, &matcher) != hit else { continue }
+                    type = .changed
+                }
+                watch.seq += 1
+                state.watches[id] = watch
+                var writer = JSONWriter(capacity: hit.count + 96)
+                WatchEventWriter.begin(type, watchId: id, seq: watch.seq, into: &writer)
+                if let left = before, after == nil {
+                    writer.appendASCII(",\"postId\":")
+                    bytes.withElements(records[Int(left.slot)].id) { writer.writeString(utf8: $0) }
+                } else {
+                    writer.appendASCII(",\"hit\":")
+                    writer.writeRaw(hit)
+                }
+                writer.appendASCII("}")
+                events.append((watch.owner, writer.bytes))
+            }
+        }
+        return events
+    }
+
+    /// A watch's first page at `instant`, as its one-shot op gives it; the caller
+    /// holds the read lock.
+    func firstPage(of watch: Watch, at instant: Date) -> HitPage {
+        var query = watch.query
+        query.at = instant
+        switch watch.area {
+        case .circle(let center, let radius):
+            return searchHoldingLock(lat: center.lat, lon: center.lon, radius: radius, query: query, sort: watch.sort,
+                                     limit: watch.limit, after: nil)
+        case .box(let box):
+            return withinHoldingLock(minLat: box.minLat, minLon: box.minLon, maxLat: box.maxLat, maxLon: box.maxLon, query: query,
+                                     limit: watch.limit, after: nil)
+        }
+    }
+
+    /// The post in `slot` as a member of the watch (with its distance), or nil when
+    /// the watch's area or terms leave it out.
+    private func member(_ slot: Int32, of watch: Watch, _ matcher: inout Matcher) -> Found? {
+        guard !matcher.matchesNothing else { return nil }
+        let record = records[Int(slot)]
+        let (inside, distance) = watch.covers(record)
+        guard inside, matcher.matches(record) else { return nil }
+        return Found(slot: slot, distance: distance)
+    }
+
+    /// The hit the watch's one-shot op would give for the post.
+    private func hitJSON(_ found: Found, of watch: Watch, _ matcher: inout Matcher) -> [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        let withDistance = if case .circle = watch.area { true } else { false }
+        writeHit(found, withDistance: withDistance, matcher: &matcher, into: &writer)
+        return writer.bytes
+    }
+}
