@@ -4,6 +4,7 @@ public typealias User = Components.Schemas.User
 public typealias PublicProfile = Components.Schemas.PublicProfile
 public typealias Post = Components.Schemas.Post
 public typealias PostDraft = Components.Schemas.PostDraft
+public typealias PostChange = Components.Schemas.PostChange
 public typealias PostPlace = Components.Schemas.PostPlace
 public typealias Price = Components.Schemas.Price
 public typealias PostImage = Components.Schemas.Image

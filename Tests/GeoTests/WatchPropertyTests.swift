@@ -180,4 +180,56 @@ struct WatchPropertyTests {
         Watch(request, center: request.search.map { SearchReply.Center(lat: $0.lat!, lon: $0.lon!) }, id: id, owner: owner,
               expiresAt: expiresAt)
     }
+
+    @Test("open-now watches follow the clock: posts enter as they open and leave as they close")
+    func openingHours() throws {
+        var random = Seeded(state: 7)
+        let hours = ["Mo-Su 10:00-12:00", "Mo-Su 11:00-13:00", "24/7", "Mo-Su 10:30-11:30", nil]
+        let posts = (0..<300).map { n -> IndexedPost in
+            var post = IndexPropertyTests.randomPost(n, using: &random)
+            post.hours = hours[n % hours.count]
+            post.timezone = post.hours == nil ? nil : "UTC"
+            return post
+        }
+        let index = PostIndex()
+        index.load(expectedCount: posts.count) { add in posts.forEach(add) }
+        let start = try Date("2026-11-23T09:58:30Z", strategy: .iso8601)
+        let published = Mutex<[[UInt8]]>([])
+        let registry = WatchRegistry(clock: start) { _, json in published.withLock { $0.append(json) } }
+        var views: [String: (request: WatchOpenRequest, ids: Set<String>)] = [:]
+        for n in 0..<24 {
+            var request = Self.randomWatch(n * 5, using: &random)  // n * 5: every one open-now
+            request.search?.limit = 100
+            let (watch, page) = try registry.open(owner: "u", requestID: "r\(n)", lease: 600) { id, expiresAt in
+                try Self.watch(request, id: id, owner: "u", expiresAt: expiresAt)
+            } firstPage: { watch in index.lock.withReadLock { index.firstPage(of: watch, at: start) } }
+            #expect(watch.query.openNow && page.nextCursor == nil)
+            views[watch.id] = (request, Set(try JSONValueDecoder().decode([Hit].self, from: Data(page.hits)).map(\.id)))
+        }
+        var events = 0
+        for minute in ["10:00:01", "10:00:40", "10:31:02", "11:00:00", "11:30:59", "12:00:03", "13:00:01", "13:05:00"] {
+            let now = try Date("2026-11-23T\(minute)Z", strategy: .iso8601)
+            registry.tick(now: now) { from, to, state in
+                index.lock.withReadLock { index.openingEvents(from: from, to: to, watches: &state) }
+            }
+            for json in published.withLock({ batch in defer { batch = [] }; return batch }) {
+                let event = try JSONValueDecoder().decode(WatchEvent.self, from: Data(json))
+                events += 1
+                switch event.type {
+                case .entered: views[event.watchId]?.ids.insert(try #require(event.hit).id)
+                case .left: views[event.watchId]?.ids.remove(try #require(event.postId))
+                default: Issue.record("\(event.type) from the clock")
+                }
+            }
+            for (id, view) in views {
+                var whole = view.request
+                whole.search?.limit = 5_000
+                whole.within?.limit = 5_000
+                let watch = try Self.watch(whole, id: id, owner: "u", expiresAt: .distantFuture)
+                let fresh = try JSONValueDecoder().decode([Hit].self, from: Data(index.lock.withReadLock { index.firstPage(of: watch, at: now) }.hits))
+                #expect(view.ids == Set(fresh.map(\.id)), "at \(minute), watch \(id)")
+            }
+        }
+        #expect(events > 20, "posts opened and closed in the watches (\(events) events)")
+    }
 }

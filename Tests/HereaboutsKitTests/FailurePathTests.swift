@@ -37,7 +37,7 @@ struct FailurePathTests {
     func edgeRestart() async throws {
         let stack = try EdgeStack("kit-restart"), port = stack.port
         defer { stack.stop() }
-        let edge = try #require(Self.edgePID(stack.up.logText))
+        let edge = try #require(servicePID("edge", in: stack.up.logText))
         try await onOwnThread("kit-restart") {
             let ann = kit(port), bea = kit(port)
             let annUser = try await ann.register(email: "ann@example.org", password: "password1")
@@ -70,11 +70,5 @@ struct FailurePathTests {
             let posts = try await shop.posts(owner: owner.id).reduce(into: []) { $0.append($1.id) }
             #expect(posts == [post.id])
         }
-    }
-
-    /// The edge's pid from `here up`'s line `edge  http://…  ready  pid N`.
-    static func edgePID(_ log: String) -> pid_t? {
-        log.split(separator: "\n").first { $0.hasPrefix("edge ") }
-            .flatMap { $0.split(separator: " ").last }.flatMap { pid_t($0) }
     }
 }

@@ -63,3 +63,9 @@ func eventually<Value>(_ what: String, _ body: () async throws -> Value?) async 
 struct Timeout: Error, CustomStringConvertible {
     var description: String
 }
+
+/// A service's pid from `here up`'s line `<service>  …  ready  pid N`.
+func servicePID(_ service: String, in log: String) -> pid_t? {
+    log.split(separator: "\n").first { $0.hasPrefix("\(service) ") }
+        .flatMap { $0.split(separator: " ").last }.flatMap { pid_t($0) }
+}

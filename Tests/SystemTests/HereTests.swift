@@ -316,4 +316,39 @@ struct HereTests {
         Thread.sleep(forTimeInterval: 0.5)
         #expect(children.allSatisfy { kill($0, 0) != 0 }, "a service outlived here up")
     }
+
+    @Test("here search --watch lists the results, then prints each post that enters, changes and leaves; Ctrl-C closes the watch")
+    func searchWatch() throws {
+        let stack = try EdgeStack("here-watch")
+        #expect(try here(["anon"], environment: stack.environment).status == 0)
+        let seller = stack.client.signed(try stack.register("bikes@example.org").accessToken)
+        let watcher = try ChildProcess("here", arguments: ["search", "bike", "--near", "52.0907,5.1214", "--radius", "2km", "--watch"],
+                                       environment: stack.environment, log: stack.directory.appendingPathComponent("watch.log"))
+        func logShows(_ text: String) -> Bool {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                if watcher.logText.contains(text) { return true }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return false
+        }
+        try #require(logShows("watching for changes"), "\(watcher.logText)")
+        #expect(watcher.logText.contains("0 within 2.0 km of 52.0907,5.1214"), "\(watcher.logText)")
+
+        let created = try seller.post("/v1/posts", ["kind": "offer", "title": "City bike", "lat": 52.092, "lon": 5.12])
+        let id = try created.decode(PostReply.self).post.id
+        #expect(logShows("+  "), "\(watcher.logText)")
+        #expect(watcher.logText.contains("City bike") && watcher.logText.contains(id), "\(watcher.logText)")
+        _ = try seller.patch("/v1/posts/\(id)", ["title": "City bike, blue"])
+        #expect(logShows("~  "), "\(watcher.logText)")
+        _ = try seller.delete("/v1/posts/\(id)")
+        #expect(logShows("- \(id)"), "\(watcher.logText)")
+
+        kill(watcher.process.processIdentifier, SIGINT)
+        watcher.process.waitUntilExit()
+        #expect(watcher.process.terminationStatus == 0, "\(watcher.logText)")
+        // Its watch is closed: geo holds none.
+        let stats = try here(["call", "geo.stats", "{}"], environment: stack.environment)
+        #expect(stats.status == 0 && stats.out.contains("\"watches\":0"), "\(stats.out) \(stats.err)")
+    }
 }

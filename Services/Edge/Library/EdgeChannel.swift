@@ -24,7 +24,7 @@ struct EdgeChannel: ServerChildChannel, HTTPChannelHandler {
     /// Whether an upgrade opens a socket, decided before it is answered.
     enum UpgradeDecision: Sendable {
         /// Open it; signed in already when the upgrade carried a token.
-        case open(Caller?)
+        case open(SocketSignIn?)
         /// Do not: the answer (429, 401, …) has been written through `FirstRequestGuard`.
         case refused
     }

@@ -39,7 +39,7 @@ public final class EdgeService {
         quick.serviceTimeout = 1
         quick.serviceTries = 1
         health = try Backends(settings: quick)
-        hub = EventHub(settings: settings, logger: logger)
+        hub = EventHub(settings: settings, logger: logger, watches: SocketWatches(geo: backends.client(GeoAPI.service), renewAfter: settings.watchRenewal))
         tokens = TokenCheck(verifier: try TokenVerifier.forClient(
             environment: settings.environment, authEndpoint: settings.endpoint(of: AuthAPI.service),
             curve: try settings.curve(of: AuthAPI.service)))
@@ -148,7 +148,7 @@ public final class EdgeService {
                 refusal = Problem(ServiceError.rateLimited("too many requests from this address; slow down",
                                                            retryAfterMs: Int((wait * 1000).rounded(.up))))
             }
-            var caller: Caller?
+            var caller: SocketSignIn?
             if refusal == nil {
                 switch await admission.check(head.headerFields) {
                 case .refuse(let problem): refusal = problem

@@ -28,6 +28,10 @@ public struct EdgeSettings: Sendable {
     public var headerTimeout: TimeInterval
     /// A request's body must arrive within this of its headers.
     public var bodyTimeout: TimeInterval
+    /// How often a socket's live queries are renewed at geo (`HEREABOUTS_EDGE_WATCH_RENEW`,
+    /// seconds, default 240: well inside geo's 600 s lease). Also how soon a watch geo
+    /// lost in a restart is found missing and opened again.
+    public var watchRenewal: TimeInterval
     /// How long a call to a service waits for each try, and how many tries.
     public var serviceTimeout: TimeInterval
     public var serviceTries: Int
@@ -87,6 +91,7 @@ public struct EdgeSettings: Sendable {
         headerTimeout = Double(try Self.integer(value("HEADER_TIMEOUT"), name: "HEREABOUTS_EDGE_HEADER_TIMEOUT",
                                                 default: 10, in: 1...3600))
         bodyTimeout = Double(try Self.integer(value("BODY_TIMEOUT"), name: "HEREABOUTS_EDGE_BODY_TIMEOUT", default: 60, in: 1...3600))
+        watchRenewal = Double(try Self.integer(value("WATCH_RENEW"), name: "HEREABOUTS_EDGE_WATCH_RENEW", default: 240, in: 1...540))
         // Each try; a debug build's registration (scrypt at -O0) can take seconds.
         serviceTimeout = Double(try Self.integer(value("SERVICE_TIMEOUT"), name: "HEREABOUTS_EDGE_SERVICE_TIMEOUT",
                                                  default: 5, in: 1...300))

@@ -64,6 +64,8 @@ struct Search: GatewayCommand {
     @Option(help: "distance, name, name-desc, newest or rating.") var sort: SortArgument = .distance
     @Option(help: "Hits per page (1–100).") var limit = 20
     @Flag(help: "Fetch every page.") var pageAll = false
+    @Flag(help: "Keep watching: print each post that enters, changes or leaves the results until Ctrl-C (needs a session).")
+    var watch = false
 
     func execute(_ gateway: Gateway) throws {
         var request: SearchRequest
@@ -81,6 +83,15 @@ struct Search: GatewayCommand {
         }
         request.sort = sort.protocolValue
         request.limit = limit
+        if watch {
+            guard request.at == nil, !pageAll else { throw GatewayError("--watch follows the present: leave out --time and --page-all") }
+            return try LiveSearch(gateway: gateway, request: WatchOpenRequest(search: request), json: options.json) { opened in
+                if options.json { return try Output.json(opened) }
+                let center = opened.center ?? SearchReply.Center(lat: 0, lon: 0)
+                print("\(opened.hits.count) within \(Output.distance(request.radius)) of \(center.place.map(placeLabel) ?? "\(center.lat),\(center.lon)")")
+                if !opened.hits.isEmpty { Output.table(hitHeader, hitRows(opened.hits)) }
+            }.run()
+        }
         var reply = try gateway.call(GeoAPI.search, request)
         var hits = reply.hits
         while pageAll, let next = reply.nextCursor {
@@ -121,14 +132,24 @@ struct Within: GatewayCommand {
     static let configuration = CommandConfiguration(abstract: "Posts in a map box MINLAT,MINLON,MAXLAT,MAXLON (MINLON > MAXLON crosses 180°).")
     @OptionGroup var options: CommonOptions
     @Argument var box: String
+    @Argument(help: "Terms; all must match.") var terms: [String] = []
     @Option var kind: [String] = []
     @Option var limit = 100
+    @Flag(help: "Keep watching: print each post that enters, changes or leaves the box until Ctrl-C (needs a session).")
+    var watch = false
 
     func execute(_ gateway: Gateway) throws {
         let parts = box.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
         guard parts.count == 4 else { throw GatewayError("a box is MINLAT,MINLON,MAXLAT,MAXLON, e.g. 52.0,5.0,52.2,5.3") }
-        let reply = try gateway.call(GeoAPI.within, WithinRequest(minLat: parts[0], minLon: parts[1], maxLat: parts[2], maxLon: parts[3],
-                                                                  kinds: kind.isEmpty ? nil : kind, limit: limit))
+        let request = WithinRequest(minLat: parts[0], minLon: parts[1], maxLat: parts[2], maxLon: parts[3], kinds: kind.isEmpty ? nil : kind,
+                                    q: terms.isEmpty ? nil : terms.joined(separator: " "), limit: limit)
+        if watch {
+            return try LiveSearch(gateway: gateway, request: WatchOpenRequest(within: request), json: options.json) { opened in
+                if options.json { return try Output.json(opened) }
+                Output.table(["LAT,LON", "TITLE", "KIND", "ID"], opened.hits.map { ["\($0.lat),\($0.lon)", $0.title, $0.kind, $0.id] })
+            }.run()
+        }
+        let reply = try gateway.call(GeoAPI.within, request)
         if options.json { return try Output.json(reply) }
         Output.table(["LAT,LON", "TITLE", "KIND", "ID"], reply.hits.map { ["\($0.lat),\($0.lon)", $0.title, $0.kind, $0.id] })
     }

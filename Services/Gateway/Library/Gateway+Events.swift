@@ -5,13 +5,16 @@ import ZeroMQ
 
 extension Gateway {
     /// Hands each of the signed-in user's events on `service`'s event socket to
-    /// `handle`, until it returns false.
+    /// `handle`, until it returns false. `subscribed` runs once the first subscription
+    /// is made (what must not start before it: opening a watch); `idle`, about every
+    /// quarter second, may end it too by returning false.
     ///
     /// The service lets a subscription through only with the user's access token,
     /// checked when it arrives. Before that token expires a second socket subscribes
     /// with a fresh one, both are read for a few seconds, and the old one closes; an
     /// event both delivered is handed on once.
-    public func watchOwnEvents(service: String, topic: (String) -> String, handle: (Data) throws -> Bool) throws {
+    public func watchOwnEvents(service: String, topic: (String) -> String, subscribed: () throws -> Void = {},
+                               idle: () throws -> Bool = { true }, handle: (Data) throws -> Bool) throws {
         guard let endpoint = ServiceEndpoints.resolve(service, environment: environment).events else {
             throw GatewayError("\(service) has no events endpoint (\(ServiceEndpoints.eventsVariable(service)))")
         }
@@ -25,7 +28,8 @@ extension Gateway {
         var retiring: (subscriber: EventSubscriber, until: Date)?
         var seen = RecentEvents(capacity: 1_000)
         defer { current.close(); retiring?.subscriber.close() }
-        while true {
+        try subscribed()
+        while try idle() {
             if expires.timeIntervalSinceNow < Self.tokenRenewal {
                 retiring?.subscriber.close()
                 retiring = (current, Date().addingTimeInterval(3))

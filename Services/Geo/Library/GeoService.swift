@@ -92,7 +92,7 @@ public final class GeoService: RunnableService {
                     watches: watches) {
             GeoStats(posts: index.count, users: users.count,
                      lag: [CatalogueAPI.service: try postFollower.lag(), AuthAPI.service: try userFollower.lag()],
-                     memoryBytes: index.memoryBytes)
+                     memoryBytes: index.memoryBytes, watches: watches.count)
         }.register(into: &router)
 
         self.store = store
@@ -105,7 +105,13 @@ public final class GeoService: RunnableService {
         self.userFollower = userFollower
         // Kept replies of geo.fences.update are forgotten after a while, as elsewhere.
         self.housekeeper = Housekeeper(tasks: [.forgetKeptReplies(in: database), .checkpoint(database),
-                                               .init(name: "watch-leases", every: 1) { watches.expire() }],
+                                               .init(name: "watch-leases", every: 1) { watches.expire() },
+                                               // Opening hours turn at whole minutes: a few seconds late at most.
+                                               .init(name: "watch-clock", every: 2) {
+                                                   watches.tick { from, to, state in
+                                                       index.lock.withReadLock { index.openingEvents(from: from, to: to, watches: &state) }
+                                                   }
+                                               }],
                                        logger: logger)
         self.server = Server(
             configuration: .init(service: GeoAPI.service, endpoint: settings.endpoint, workers: settings.workers,

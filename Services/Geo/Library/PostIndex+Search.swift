@@ -90,26 +90,33 @@ extension PostIndex {
         let box = LatLonBox(minLat: minLat, minLon: minLon, maxLat: maxLat, maxLon: maxLon)
         var best = BoundedHeap<Found>(capacity: limit + 1) { self.idOrder($0.slot, $1.slot) < 0 }
         let cursorID = cursor.map { Array($0.id.utf8) }
-        func consider(_ slot: Int32) {
-            let record = records[Int(slot)]
-            guard record.alive else { return }
-            guard box.contains(lat: record.lat, lon: record.lon), matcher.matches(record) else { return }
-            if let cursorID, bytes.withElements(record.id, { b in cursorID.withUnsafeBufferPointer { Arena<UInt8>.compare(b, $0) } }) <= 0 {
+        forEachMatch(in: box, matcher: &matcher, wanted: limit + 1) { slot in
+            if let cursorID, bytes.withElements(records[Int(slot)].id, { b in cursorID.withUnsafeBufferPointer { Arena<UInt8>.compare(b, $0) } }) <= 0 {
                 return
             }
             best.offer(Found(slot: slot, distance: 0))
         }
-        if let postings = matcher.cheapestPostings(wanted: limit + 1, total: liveCount) {
+        return page(best.sorted(), limit: limit, withDistance: false, sort: Self.withinSort, matcher: &matcher) { _ in .idOnly }
+    }
+
+    /// Calls `body` with every live post inside the box that `matcher` keeps, in no
+    /// order; `wanted` is how many the caller needs, for choosing how to look.
+    func forEachMatch(in box: LatLonBox, matcher: inout Matcher, wanted: Int, _ body: (Int32) -> Void) {
+        func consider(_ slot: Int32) {
+            let record = records[Int(slot)]
+            guard record.alive, box.contains(lat: record.lat, lon: record.lon), matcher.matches(record) else { return }
+            body(slot)
+        }
+        if let postings = matcher.cheapestPostings(wanted: wanted, total: liveCount) {
             for slot in postings { consider(slot) }
-        } else {
-            for slot in pending { consider(slot) }
-            for tree in trees {
-                tree.forEach(where: box.mayOverlap) { point in
-                    if matcher.mayMatch(words: point.words) { consider(point.slot) }
-                }
+            return
+        }
+        for slot in pending { consider(slot) }
+        for tree in trees {
+            tree.forEach(where: box.mayOverlap) { point in
+                if matcher.mayMatch(words: point.words) { consider(point.slot) }
             }
         }
-        return page(best.sorted(), limit: limit, withDistance: false, sort: Self.withinSort, matcher: &matcher) { _ in .idOnly }
     }
 
     /// The cursor's sort name for `geo.within`, which orders by id.
@@ -184,7 +191,7 @@ extension PostIndex {
     }
 
     /// Every match within `radius`, in no order.
-    private func everything(_ center: Center, within radius: Double, matcher: inout Matcher) -> [Found] {
+    func everything(_ center: Center, within radius: Double, matcher: inout Matcher) -> [Found] {
         var found: [Found] = []
         func consider(_ slot: Int32) {
             let record = records[Int(slot)]

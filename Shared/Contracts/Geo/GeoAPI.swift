@@ -344,12 +344,15 @@ public struct GeoStats: Codable, Sendable, Equatable {
     public var lag: [String: Int64]
     /// The in-memory index's size, estimated.
     public var memoryBytes: Int
+    /// Watches open (`geo.watch.open`).
+    public var watches: Int
 
-    public init(posts: Int, users: Int, lag: [String: Int64], memoryBytes: Int) {
+    public init(posts: Int, users: Int, lag: [String: Int64], memoryBytes: Int, watches: Int) {
         self.posts = posts
         self.users = users
         self.lag = lag
         self.memoryBytes = memoryBytes
+        self.watches = watches
     }
 }
 

@@ -34,6 +34,13 @@ extension Hereabouts {
         try await send { try await $0.getPost(path: .init(id: id)).ok.body.json.post }
     }
 
+    /// Changes the members of a post that `change` sets (the others stay as they are);
+    /// with `ifVersion`, only while the post is still at that version (`conflict` if not).
+    @discardableResult
+    public func updatePost(_ id: String, _ change: PostChange) async throws -> Post {
+        try await send { try await $0.updatePost(path: .init(id: id), body: .json(change)).ok.body.json.post }
+    }
+
     public func deletePost(_ id: String) async throws {
         _ = try await send { try await $0.deletePost(path: .init(id: id)).noContent }
     }

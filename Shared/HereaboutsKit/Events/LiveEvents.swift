@@ -58,14 +58,17 @@ extension Hereabouts {
 final class EventConnection: Sendable {
     let hereabouts: Hereabouts
     let continuation: AsyncThrowingStream<LiveEvent, any Error>.Continuation
+    /// Messages sent on each socket once it is signed in (a live query's `watch`).
+    let afterReady: [String]
     /// A token is renewed this long before it expires.
     static let renewalMargin: TimeInterval = 60
     /// The server closes with this for a token that is missing, wrong or expired.
     static let tokenRefused = 4401
 
-    init(hereabouts: Hereabouts, continuation: AsyncThrowingStream<LiveEvent, any Error>.Continuation) {
+    init(hereabouts: Hereabouts, continuation: AsyncThrowingStream<LiveEvent, any Error>.Continuation, afterReady: [String] = []) {
         self.hereabouts = hereabouts
         self.continuation = continuation
+        self.afterReady = afterReady
     }
 
     func run() async {
@@ -114,13 +117,19 @@ final class EventConnection: Sendable {
                   let type = object["type"] as? String else { continue }
             switch type {
             case "ready":
-                if !signedIn { continuation.yield(.connected(reconnected: connectedBefore)) }
+                if !signedIn {
+                    continuation.yield(.connected(reconnected: connectedBefore))
+                    for message in afterReady { try await socket.send(message) }
+                }
                 signedIn = true
                 let expiresAt = (object["expiresAt"] as? String).flatMap(Self.date)
                 renewal?.cancel()
                 renewal = expiresAt.map { renew(socket, before: $0) }
             default:
-                guard let event = Self.event(type: type, object: object, text: text), recent.insert(Self.key(of: event)) else { continue }
+                guard let event = Self.event(type: type, object: object, text: text) else { continue }
+                // A live query's events are changes to a set, and the same change may
+                // rightly come twice (in, out, in again): only the others are de-duplicated.
+                guard type.hasPrefix("watch.") || type == "error" || recent.insert(Self.key(of: event)) else { continue }
                 continuation.yield(event)
             }
         }

@@ -52,6 +52,17 @@ import HTTPTypes
 /// sent nothing, pongs included, for 60 s with 1001. Past the edge's total of sockets the upgrade is refused
 /// with 429.
 ///
+/// **Live queries** go over the same socket. Send `{"type":"watch","id":"<your name for it>","search":{…}}`
+/// (the query parameters of `GET /v1/search` as a JSON object: `lat` and `lon` or `place`, `radius`, `q`,
+/// `kinds` and `tags` as arrays, `openNow`, `sort`, `limit`) or `"within":{…}` (those of `GET /v1/within`);
+/// the edge answers `{"type":"watch.opened","id":…,"hits":[…],"nextCursor":…,"center":…,"reset":false}` (the
+/// first page, as the one-shot route gives it) and then, as posts change, `{"type":"watch.entered","id":…,
+/// "hit":<hit>}`, `{"type":"watch.changed","id":…,"hit":<hit>}` and `{"type":"watch.left","id":…,"postId":…}`.
+/// Applied in order to the first page's hits (by id) they keep exactly what a fresh search would find. A
+/// second `watch.opened` with `"reset":true` replaces everything (the server had to open the query anew).
+/// `{"type":"unwatch","id":…}` ends one; closing the socket ends all. A refused query is answered
+/// `{"type":"error","id":…,"code":…,"field":…,"detail":…}`; a socket holds at most 20 queries and a user 50.
+///
 public struct Client: APIProtocol {
     /// The underlying HTTP client.
     private let client: UniversalClient

@@ -117,8 +117,10 @@ final class EventHub: Sendable {
         var closing: EventSocket.Closing? { state.withLock { $0.reason } }
     }
 
-    private let sources: [(service: String, endpoint: String, prefix: String)]
+    private let sources: [(service: String, endpoint: String, prefixes: [String])]
     private let settings: EdgeSettings
+    /// The sockets' live queries; nil for a hub without geo (tests of the hub alone).
+    let watches: SocketWatches?
     private let logger: Logger
     private let sockets = Mutex<[String: [Int: Outbox]]>([:])
     /// Every open socket, signed in or not, for the sweep of deadlines: one thread
@@ -132,11 +134,13 @@ final class EventHub: Sendable {
     /// Sockets upgraded and not yet closed, signed in or not.
     let openCount = Atomic<Int>(0)
 
-    init(settings: EdgeSettings, logger: Logger) {
+    init(settings: EdgeSettings, logger: Logger, watches: SocketWatches? = nil) {
         self.settings = settings
         self.logger = logger
-        sources = [(ChatAPI.service, ChatAPI.messageTopicPrefix), (GeoAPI.service, GeoAPI.fenceTopicPrefix)].compactMap { service, prefix in
-            settings.eventsEndpoint(of: service).map { (service, $0, prefix) }
+        self.watches = watches
+        let topics = [(ChatAPI.service, [ChatAPI.messageTopicPrefix]), (GeoAPI.service, [GeoAPI.fenceTopicPrefix, GeoAPI.watchTopicPrefix])]
+        sources = topics.compactMap { service, prefixes in
+            settings.eventsEndpoint(of: service).map { (service, $0, prefixes) }
         }
     }
 
@@ -172,9 +176,14 @@ final class EventHub: Sendable {
     /// all of them, where a task each would hold kilobytes a socket.
     private func sweepDeadlines() {
         var nextPing = Date().addingTimeInterval(EdgeSettings.socketPingInterval)
+        var nextWatchSweep = Date()
         while running.load(ordering: .relaxed) {
             Thread.sleep(forTimeInterval: 0.25)
             let now = Date()
+            if now >= nextWatchSweep {
+                nextWatchSweep = now.addingTimeInterval(5)
+                watches?.sweep(now: now)
+            }
             let open = watched.withLock { Array($0.values) }
             for outbox in open where outbox.expire(at: now) {
                 unwatch(outbox)
@@ -240,11 +249,11 @@ final class EventHub: Sendable {
         }
     }
 
-    private func follow(_ source: (service: String, endpoint: String, prefix: String)) {
+    private func follow(_ source: (service: String, endpoint: String, prefixes: [String])) {
         let subscriber: EventSubscriber
         do {
             subscriber = try EventSubscriber(endpoint: source.endpoint, curve: try settings.curve(of: source.service))
-            try subscriber.subscribe(source.prefix)
+            for prefix in source.prefixes { try subscriber.subscribe(prefix) }
         } catch {
             logger.critical("cannot follow \(source.service)'s events", metadata: ["error": "\(error)"])
             return
@@ -252,6 +261,11 @@ final class EventHub: Sendable {
         defer { subscriber.close() }
         while running.load(ordering: .relaxed) {
             guard let event = try? subscriber.next(timeout: 0.25) else { continue }
+            if event.topic.hasPrefix(GeoAPI.watchTopicPrefix) {
+                // A watch's events go to the one socket that opened it.
+                if case .object(let body)? = try? JSONParser.parse(event.body) { watches?.deliver(body) }
+                continue
+            }
             guard let (userId, text) = Self.socketMessage(event) else { continue }
             deliver(text, to: userId)
         }

@@ -5,6 +5,12 @@ import NIOWebSocket
 import ServiceKit
 import Wire
 
+/// A user a token signed in, with the token: a socket's watches call geo with it.
+struct SocketSignIn: Sendable {
+    let caller: Caller
+    let token: String
+}
+
 /// What every `GET /v1/events` WebSocket (EDGE.md) shares: the hub that fans events
 /// out, the token check, the log. The client sends its access token first,
 /// `{"type":"auth","token":"…"}`, within 10 s, and again before it expires; the
@@ -49,7 +55,7 @@ struct EventSocket: Sendable {
 
     /// The handlers of a socket just upgraded on `channel`, signed in at once when
     /// the upgrade carried a token (`caller`). Called on the channel's event loop.
-    func handler(on channel: any Channel, caller: Caller?) -> EventSocketHandler {
+    func handler(on channel: any Channel, caller: SocketSignIn?) -> EventSocketHandler {
         // Events go to the channel from whichever thread has them, through the frame encoder.
         let outbox = EventHub.Outbox(
             deadline: Date().addingTimeInterval(EdgeSettings.socketAuthTimeout),
@@ -80,7 +86,7 @@ final class EventSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let socket: EventSocket
     private let outbox: EventHub.Outbox
     /// The upgrade's caller, signed in once the handler is in the pipeline.
-    private var upgradeCaller: Caller?
+    private var upgradeCaller: SocketSignIn?
     private var context: ChannelHandlerContext?
     /// Once a token has named the socket's user, and the hub's number for the socket.
     private var signedIn: (userId: String, socketID: Int)?
@@ -93,7 +99,7 @@ final class EventSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var closeSent = false
     private var closeTimer: Scheduled<Void>?
 
-    init(socket: EventSocket, outbox: EventHub.Outbox, caller: Caller?) {
+    init(socket: EventSocket, outbox: EventHub.Outbox, caller: SocketSignIn?) {
         self.socket = socket
         self.outbox = outbox
         upgradeCaller = caller
@@ -111,7 +117,13 @@ final class EventSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         closeTimer?.cancel()
         socket.hub.unwatch(outbox)
-        if let signedIn { socket.hub.unregister(signedIn.socketID, userId: signedIn.userId) }
+        if let signedIn {
+            socket.hub.unregister(signedIn.socketID, userId: signedIn.userId)
+            if let watches = socket.hub.watches {
+                let socketID = signedIn.socketID
+                Task { await watches.socketClosed(socketID) }
+            }
+        }
         signedIn = nil
         outbox.close(nil)
         self.context = nil
@@ -209,15 +221,39 @@ final class EventSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
             checking = true
             let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
             socket.tokens.verify(token) { result in
-                handler.eventLoop.execute { handler.value.checked(result) }
+                let signIn = result.map { SocketSignIn(caller: $0, token: token) }
+                handler.eventLoop.execute { handler.value.checked(signIn) }
             }
+        case "watch", "unwatch":
+            watch(type, object)
         default:
             outbox.send(#"{"type":"error","code":"bad_request","detail":"unknown message type"}"#)
         }
     }
 
+    /// `watch` and `unwatch` (live queries): answered on the socket, by `id`.
+    private func watch(_ type: String, _ message: JSONObject) {
+        guard case .string(let key)? = message["id"], (1...64).contains(key.utf8.count) else {
+            outbox.send(#"{"type":"error","code":"invalid_argument","field":"id","detail":"a watch needs an id of 1 to 64 characters"}"#)
+            return
+        }
+        guard let signedIn, let watches = socket.hub.watches else {
+            outbox.send(SocketWatches.error(key: key, .unauthenticated("send a token first")))
+            return
+        }
+        let outbox = self.outbox
+        let socketID = signedIn.socketID
+        guard type == "watch" else {
+            Task { await watches.unwatch(socketID: socketID, key: key) }
+            return
+        }
+        // The query as geo.watch.open takes it; the edge keeps the lease itself.
+        let body = JSONObject(message.filter { $0.key == "search" || $0.key == "within" })
+        Task { await watches.open(socketID: socketID, key: key, body: body, outbox: outbox) }
+    }
+
     /// A token's check came back: sign in (or renew), then the messages that waited.
-    private func checked(_ result: Result<Caller, any Error>) {
+    private func checked(_ result: Result<SocketSignIn, any Error>) {
         checking = false
         guard !closeSent else { return }
         switch result {
@@ -233,10 +269,12 @@ final class EventSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Signs the socket in as `caller`'s user (answering `ready`), or, when it is
     /// already, moves its deadline to the renewed token's expiry.
-    private func signIn(_ caller: Caller) {
+    private func signIn(_ signIn: SocketSignIn) {
+        let caller = signIn.caller
         if let signedIn {
             guard signedIn.userId == caller.userID else { return close(.unauthenticated("a socket belongs to one user")) }
             outbox.signedIn(until: caller.expiresAt)
+            socket.hub.watches?.signedIn(socketID: signedIn.socketID, token: signIn.token)
             return
         }
         let ready = JSONWriter.data(.object(["type": .string("ready"), "userId": .string(caller.userID),
@@ -246,6 +284,7 @@ final class EventSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         signedIn = (caller.userID, socketID)
         outbox.signedIn(until: caller.expiresAt)
+        socket.hub.watches?.signedIn(socketID: socketID, token: signIn.token)
     }
 
     /// Closes the socket with `closing`: no more events, the close frame, and the

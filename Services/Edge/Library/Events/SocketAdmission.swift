@@ -18,7 +18,7 @@ struct SocketAdmission: Sendable {
 
     enum Verdict: Sendable {
         /// Open it; signed in already when the upgrade carried a token.
-        case admit(Caller?)
+        case admit(SocketSignIn?)
         case refuse(Problem)
     }
 
@@ -44,6 +44,6 @@ struct SocketAdmission: Sendable {
             return .refuse(Problem(ServiceError.rateLimited("this user has \(maxSocketsPerUser) sockets open, the most there may be",
                                                             retryAfterMs: 5_000)))
         }
-        return .admit(caller)
+        return .admit(SocketSignIn(caller: caller, token: token))
     }
 }

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import OpeningHours
 import Wire
 
 extension PostIndex {
@@ -64,6 +65,66 @@ extension PostIndex {
             }
         }
         return events
+    }
+
+    /// The events the clock makes for `openNow` watches: a post whose hours opened
+    /// between `from` and `to` enters the watches it now matches, one whose hours
+    /// closed leaves them. Only schedules that changed between the two instants are
+    /// looked for. The caller holds the read lock.
+    func openingEvents(from: Date, to: Date, watches state: inout WatchRegistry.State) -> [(owner: String, json: [UInt8])] {
+        let openNow = state.watches.values.filter(\.query.openNow)
+        guard !openNow.isEmpty else { return [] }
+        // Schedule id → open (or closing soon) at `to`, for those that flipped.
+        var flipped: [UInt32: Bool] = [:]
+        for id in schedules.indices.dropFirst() {
+            guard let schedule = schedules[id] else { continue }
+            let was = Self.isOpen(schedule.hours.status(at: from, in: schedule.timeZone))
+            let now = Self.isOpen(schedule.hours.status(at: to, in: schedule.timeZone))
+            if was != now { flipped[UInt32(id)] = now }
+        }
+        guard !flipped.isEmpty else { return [] }
+        var events: [(owner: String, json: [UInt8])] = []
+        for var watch in openNow {
+            // The watch's other terms; whether open comes from `flipped`.
+            var query = watch.query
+            query.openNow = false
+            query.at = to
+            var matcher = Matcher(query, index: self)
+            guard !matcher.matchesNothing else { continue }
+            var changes: [(Found, opened: Bool)] = []
+            switch watch.area {
+            case .circle(let center, let radius):
+                for found in everything(center, within: radius, matcher: &matcher) {
+                    if let opened = flipped[records[Int(found.slot)].schedule] { changes.append((found, opened)) }
+                }
+            case .box(let box):
+                forEachMatch(in: box, matcher: &matcher, wanted: .max) { slot in
+                    if let opened = flipped[records[Int(slot)].schedule] { changes.append((Found(slot: slot, distance: 0), opened)) }
+                }
+            }
+            // By id, so that a watch's events come in one order however the index is laid out.
+            changes.sort { idOrder($0.0.slot, $1.0.slot) < 0 }
+            for (found, opened) in changes {
+                watch.seq += 1
+                var writer = JSONWriter(capacity: 320)
+                WatchEventWriter.begin(opened ? .entered : .left, watchId: watch.id, seq: watch.seq, into: &writer)
+                if opened {
+                    writer.appendASCII(",\"hit\":")
+                    writer.writeRaw(hitJSON(found, of: watch, &matcher))
+                } else {
+                    writer.appendASCII(",\"postId\":")
+                    bytes.withElements(records[Int(found.slot)].id) { writer.writeString(utf8: $0) }
+                }
+                writer.appendASCII("}")
+                events.append((watch.owner, writer.bytes))
+            }
+            state.watches[watch.id]?.seq = watch.seq
+        }
+        return events
+    }
+
+    private static func isOpen(_ status: OpenStatus) -> Bool {
+        status == .open || status == .closesSoon
     }
 
     /// A watch's first page at `instant`, as its one-shot op gives it; the caller

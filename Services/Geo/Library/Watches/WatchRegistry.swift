@@ -18,6 +18,8 @@ final class WatchRegistry: Sendable {
         /// The watch each owner's open request made, so a retried open does not make a second.
         var opened: [OpenKey: String] = [:]
         var openKeys: [String: OpenKey] = [:]
+        /// The instant the clock last judged `openNow` watches at.
+        var clock = Date()
     }
 
     struct OpenKey: Hashable, Sendable {
@@ -30,9 +32,12 @@ final class WatchRegistry: Sendable {
     /// Sends an event's JSON to the owner's topic.
     private let publish: @Sendable (_ owner: String, _ json: [UInt8]) -> Void
 
-    init(maxWatches: Int = GeoRules.maxWatches, publish: @escaping @Sendable (_ owner: String, _ json: [UInt8]) -> Void) {
+    /// `clock`: the instant `openNow` watches are taken to have been judged at last.
+    init(maxWatches: Int = GeoRules.maxWatches, clock: Date = Date(),
+         publish: @escaping @Sendable (_ owner: String, _ json: [UInt8]) -> Void) {
         self.maxWatches = maxWatches
         self.publish = publish
+        state.withLock { $0.clock = clock }
     }
 
     var count: Int { state.withLock { $0.watches.count } }
@@ -91,6 +96,17 @@ final class WatchRegistry: Sendable {
                 writer.appendASCII("}")
                 publish(watch.owner, writer.bytes)
             }
+        }
+    }
+
+    /// Moves the clock of `openNow` watches to `now` once a minute has begun since it
+    /// last moved: `body` gives the events of the posts that opened or closed between.
+    func tick(now: Date = Date(), _ body: (_ from: Date, _ to: Date, inout State) -> [(owner: String, json: [UInt8])]) {
+        state.withLock { state in
+            let from = state.clock
+            guard (now.timeIntervalSince1970 / 60).rounded(.down) > (from.timeIntervalSince1970 / 60).rounded(.down) else { return }
+            state.clock = now
+            for event in body(from, now, &state) { publish(event.owner, event.json) }
         }
     }
 
