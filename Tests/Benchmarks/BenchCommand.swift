@@ -21,11 +21,14 @@ struct All: ParsableCommand {
     @Option(help: "The directory gen_dataset.py wrote (posts.tsv, queries.tsv); without it the dataset figures are skipped.")
     var dataset: String?
 
-    @Option(help: "Which benchmarks to run: foundation, catalogue, geo, messaging, edge (all by default).")
+    @Option(help: "Which benchmarks to run: foundation, catalogue, geo, watches, messaging, edge (all by default).")
     var only: [String] = []
 
     @Option(help: "WebSockets the edge benchmark opens.")
     var sockets: Int = 10_000
+
+    @Option(help: "Watches the watches benchmark opens.")
+    var watches: Int = 100_000
 
     @Option(help: "Where the services under test keep their files (a fresh directory is made inside it).")
     var scratch: String = "/tmp"
@@ -47,6 +50,11 @@ struct All: ParsableCommand {
             ("edge", {
                 try EdgeBenchmark(seconds: seconds, directory: directory.appendingPathComponent("edge"),
                                   dataset: dataset.map { URL(fileURLWithPath: $0) }, sockets: sockets, report: report).run()
+            }),
+            ("watches", {
+                guard let dataset else { return "## Live queries: watches\n\nSkipped: needs `--dataset` (make bench makes it)." }
+                return try WatchBenchmark(seconds: seconds, directory: directory.appendingPathComponent("watches"),
+                                          dataset: URL(fileURLWithPath: dataset), report: report, watches: watches).run()
             }),
             ("geo", {
                 guard let dataset else { return "## Geo\n\nSkipped: needs `--dataset` (make bench makes it)." }
