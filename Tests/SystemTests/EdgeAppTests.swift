@@ -154,7 +154,7 @@ struct EdgeAppTests {
             ["kind": "restaurant", "title": "Anker Diner", "lat": 52.301, "lon": 4.901, "hours": "Sa-Su 10:00-22:00",
              "timezone": "Europe/Amsterdam", "ref": "a"],
             ["kind": "restaurant", "title": "Midden Cafe", "lat": 52.302, "lon": 4.902, "hours": "24/7",
-             "timezone": "Europe/Amsterdam", "ref": "m"],
+             "timezone": "Europe/Amsterdam", "ref": "m", "tags": ["vegan"]],
         ]
         let first = try owner.post("/v1/posts/import", ["posts": .array(feed)])
         #expect(first.status == 200, "\(first)")
@@ -183,6 +183,10 @@ struct EdgeAppTests {
         let next = String(link.dropFirst().prefix { $0 != ">" })
         let second = try diner.get(next).decode(SearchReply.self)
         #expect(try second.hits.count == 1 && second.hits[0].id != (try page.decode(SearchReply.self)).hits[0].id)
+        // A map's box takes tags and openNow too (judged now: the café never closes).
+        let box = "/v1/within?minLat=52.29&minLon=4.89&maxLat=52.31&maxLon=4.91"
+        #expect(try diner.get(box + "&tags=VEGAN").decode(HitsReply.self).hits.map(\.title) == ["Midden Cafe"])
+        #expect(try diner.get(box + "&openNow=true").decode(HitsReply.self).hits.contains { $0.title == "Midden Cafe" })
         // The owner lists their posts by city, as a page.
         let mine = try owner.get("/v1/posts?kind=restaurant&limit=100")
         #expect(try mine.status == 200 && (try mine.decode(PostListReply.self)).posts.count == 3, "\(mine)")

@@ -139,8 +139,8 @@ struct EdgeRoutes: Sendable {
         .number("lat"), .number("lon"), .integer("k"), .string("q"), .list("kinds"), .number("maxDistance"),
     ]
     static let withinParameters: [QueryParameter] = [
-        .number("minLat"), .number("minLon"), .number("maxLat"), .number("maxLon"), .list("kinds"), .string("q"),
-        .integer("limit"), .string("cursor"),
+        .number("minLat"), .number("minLon"), .number("maxLat"), .number("maxLon"), .list("kinds"), .string("q"), .list("tags"),
+        .bool("openNow"), .integer("limit"), .string("cursor"),
     ]
 
     // MARK: Forwarding

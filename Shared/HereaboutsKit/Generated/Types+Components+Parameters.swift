@@ -46,6 +46,10 @@ extension Components {
         public typealias Limit = Swift.Int
         /// - Remark: Generated from `#/components/parameters/Lon`.
         public typealias Lon = Swift.Double
+        /// Only posts open (or closing soon): at `at` where the route takes it, else now.
+        ///
+        /// - Remark: Generated from `#/components/parameters/OpenNow`.
+        public typealias OpenNow = Swift.Bool
         /// A place's name, looked up in the gazetteer, as the centre.
         ///
         /// - Remark: Generated from `#/components/parameters/Place`.
@@ -60,6 +64,10 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/Radius`.
         public typealias Radius = Swift.Double
+        /// Tags a post must all carry, comma-separated.
+        ///
+        /// - Remark: Generated from `#/components/parameters/Tags`.
+        public typealias Tags = Swift.String
         /// - Remark: Generated from `#/components/parameters/UserId`.
         public typealias UserId = Swift.String
     }

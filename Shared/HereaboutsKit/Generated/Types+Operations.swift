@@ -8965,11 +8965,11 @@ public enum Operations {
                 /// Tags a post must all carry, comma-separated.
                 ///
                 /// - Remark: Generated from `#/paths/v1/search/GET/query/tags`.
-                public var tags: Swift.String?
-                /// Only posts open (or closing soon) at `at`.
+                public var tags: Components.Parameters.Tags?
+                /// Only posts open (or closing soon): at `at` where the route takes it, else now.
                 ///
                 /// - Remark: Generated from `#/paths/v1/search/GET/query/openNow`.
-                public var openNow: Swift.Bool?
+                public var openNow: Components.Parameters.OpenNow?
                 /// The instant open status is judged at (RFC 3339; default now).
                 ///
                 /// - Remark: Generated from `#/paths/v1/search/GET/query/at`.
@@ -9002,7 +9002,7 @@ public enum Operations {
                 ///   - q: Words a post must hold; the last may be a prefix.
                 ///   - kinds: Kinds any of which a post has, comma-separated.
                 ///   - tags: Tags a post must all carry, comma-separated.
-                ///   - openNow: Only posts open (or closing soon) at `at`.
+                ///   - openNow: Only posts open (or closing soon): at `at` where the route takes it, else now.
                 ///   - at: The instant open status is judged at (RFC 3339; default now).
                 ///   - sort:
                 ///   - limit: Items per page (1–100 unless the route says otherwise).
@@ -9014,8 +9014,8 @@ public enum Operations {
                     radius: Components.Parameters.Radius,
                     q: Components.Parameters.Q? = nil,
                     kinds: Components.Parameters.Kinds? = nil,
-                    tags: Swift.String? = nil,
-                    openNow: Swift.Bool? = nil,
+                    tags: Components.Parameters.Tags? = nil,
+                    openNow: Components.Parameters.OpenNow? = nil,
                     at: Swift.String? = nil,
                     sort: Operations.Search.Input.Query.SortPayload? = nil,
                     limit: Components.Parameters.Limit? = nil,
@@ -11507,6 +11507,14 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/within/GET/query/q`.
                 public var q: Components.Parameters.Q?
+                /// Tags a post must all carry, comma-separated.
+                ///
+                /// - Remark: Generated from `#/paths/v1/within/GET/query/tags`.
+                public var tags: Components.Parameters.Tags?
+                /// Only posts open (or closing soon): at `at` where the route takes it, else now.
+                ///
+                /// - Remark: Generated from `#/paths/v1/within/GET/query/openNow`.
+                public var openNow: Components.Parameters.OpenNow?
                 /// 1–1,000 (default 100).
                 ///
                 /// - Remark: Generated from `#/paths/v1/within/GET/query/limit`.
@@ -11524,6 +11532,8 @@ public enum Operations {
                 ///   - maxLon:
                 ///   - kinds: Kinds any of which a post has, comma-separated.
                 ///   - q: Words a post must hold; the last may be a prefix.
+                ///   - tags: Tags a post must all carry, comma-separated.
+                ///   - openNow: Only posts open (or closing soon): at `at` where the route takes it, else now.
                 ///   - limit: 1–1,000 (default 100).
                 ///   - cursor: The previous page's nextCursor.
                 public init(
@@ -11533,6 +11543,8 @@ public enum Operations {
                     maxLon: Swift.Double,
                     kinds: Components.Parameters.Kinds? = nil,
                     q: Components.Parameters.Q? = nil,
+                    tags: Components.Parameters.Tags? = nil,
+                    openNow: Components.Parameters.OpenNow? = nil,
                     limit: Swift.Int? = nil,
                     cursor: Components.Parameters.Cursor? = nil
                 ) {
@@ -11542,6 +11554,8 @@ public enum Operations {
                     self.maxLon = maxLon
                     self.kinds = kinds
                     self.q = q
+                    self.tags = tags
+                    self.openNow = openNow
                     self.limit = limit
                     self.cursor = cursor
                 }
