@@ -60,7 +60,7 @@ struct WatchBenchmark {
             ServiceThread(name: "bench-open-\(part)") {
                 let client = ServiceClient(service: "geo", endpoint: geoEndpoint, timeout: 60, tries: 1)
                 defer { client.close() }
-                var random = SplitMix(seed: UInt64(part + 1))
+                var random = SeededRandom(state: UInt64(part + 1))
                 for n in stride(from: part, to: watches, by: 4) {
                     let query = queries[Int(random.next() % UInt64(queries.count))]
                     let radius = 1_000 + Double(random.next() % 24_000)
@@ -176,7 +176,7 @@ struct WatchBenchmark {
             ServiceThread(name: "bench-create-\(writer)") {
                 let client = ServiceClient(service: "catalogue", endpoint: catalogue, timeout: 10, tries: 1)
                 defer { client.close() }
-                var random = SplitMix(seed: UInt64(100 * round + writer + 7))
+                var random = SeededRandom(state: UInt64(100 * round + writer + 7))
                 let start = DispatchTime.now().uptimeNanoseconds
                 for n in 0..<Int(perWriter * seconds) {
                     let due = start + UInt64(Double(n) / perWriter * 1e9)
@@ -200,19 +200,6 @@ struct WatchBenchmark {
         let count = created.load(ordering: .relaxed)
         return Changes(created: count, events: events.load(ordering: .relaxed), latencies: Array(firstHeard.withLock { $0.values }),
                        cpuPerChange: cpu * 1000 / Double(max(1, count)))
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so runs open the same watches.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -13,16 +13,7 @@ struct IndexPropertyTests {
     static let kinds = ["offer", "restaurant", "sight", "tip"]
 
     /// Deterministic randomness, so a failure can be replayed.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias Seeded = SeededRandom
 
     /// Points clustered where trouble is: both poles, both sides of 180°, and one
     /// dense town (equal distances and many ties there come from duplicates).
