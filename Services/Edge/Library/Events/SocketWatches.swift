@@ -195,6 +195,7 @@ final class SocketWatches: Sendable {
                 renewed.watchId = watchId
                 renewed.seq = 0
                 renewed.renewedAt = Date()
+                state.entries[entry.watchId] = nil
                 state.entries[watchId] = renewed
                 state.keys[entry.socketID]?[entry.key] = watchId
                 return state.early.removeValue(forKey: watchId)?.map(\.event) ?? []
