@@ -89,7 +89,7 @@ struct WatchPropertyTests {
             let request = Self.randomWatch(n, using: &random)
             let (watch, page) = try registry.open(owner: "u\(n % 4)", requestID: "r\(n)", lease: 600) { id, expiresAt in
                 try Self.watch(request, id: id, owner: "u\(n % 4)", expiresAt: expiresAt)
-            } firstPage: { watch in index.lock.withReadLock { index.firstPage(of: watch, at: Date()) } }
+            } firstPage: { watch in index.lock.withReadLock { index.firstPage(of: watch.posts!, at: Date()) } }
             #expect(page.nextCursor == nil, "the test's watches fit on their first page")
             let hits = try JSONValueDecoder().decode([Hit].self, from: Data(page.hits))
             requests[watch.id] = request
@@ -167,7 +167,7 @@ struct WatchPropertyTests {
                 whole.search?.limit = 5_000
                 whole.within?.limit = 5_000
                 let watch = try Self.watch(whole, id: id, owner: "", expiresAt: .distantFuture)
-                let page = index.lock.withReadLock { index.firstPage(of: watch, at: Date()) }
+                let page = index.lock.withReadLock { index.firstPage(of: watch.posts!, at: Date()) }
                 let fresh = try JSONValueDecoder().decode([Hit].self, from: Data(page.hits))
                 #expect(page.nextCursor == nil && fresh.count == view.hits.count && fresh.allSatisfy { view.hits[$0.id] == $0 },
                         "batch \(batchNumber), watch \(id): \(fresh.count) fresh, \(view.hits.count) kept")
@@ -202,8 +202,8 @@ struct WatchPropertyTests {
             request.search?.limit = 100
             let (watch, page) = try registry.open(owner: "u", requestID: "r\(n)", lease: 600) { id, expiresAt in
                 try Self.watch(request, id: id, owner: "u", expiresAt: expiresAt)
-            } firstPage: { watch in index.lock.withReadLock { index.firstPage(of: watch, at: start) } }
-            #expect(watch.query.openNow && page.nextCursor == nil)
+            } firstPage: { watch in index.lock.withReadLock { index.firstPage(of: watch.posts!, at: start) } }
+            #expect(watch.posts?.query.openNow == true && page.nextCursor == nil)
             views[watch.id] = (request, Set(try JSONValueDecoder().decode([Hit].self, from: Data(page.hits)).map(\.id)))
         }
         var events = 0
@@ -226,10 +226,123 @@ struct WatchPropertyTests {
                 whole.search?.limit = 5_000
                 whole.within?.limit = 5_000
                 let watch = try Self.watch(whole, id: id, owner: "u", expiresAt: .distantFuture)
-                let fresh = try JSONValueDecoder().decode([Hit].self, from: Data(index.lock.withReadLock { index.firstPage(of: watch, at: now) }.hits))
+                let fresh = try JSONValueDecoder().decode([Hit].self, from: Data(index.lock.withReadLock { index.firstPage(of: watch.posts!, at: now) }.hits))
                 #expect(view.ids == Set(fresh.map(\.id)), "at \(minute), watch \(id)")
             }
         }
         #expect(events > 20, "posts opened and closed in the watches (\(events) events)")
+    }
+
+    @Test("people watches: first list plus events equals brute force after every batch of homes", arguments: [4, 5] as [UInt64])
+    func people(seed: UInt64) throws {
+        var random = Seeded(state: seed)
+        let spots: [(Double, Double)] = [(89.99, 0), (0.1, 179.99), (51.5, 3.6)]
+        func randomHome(_ userId: String) -> UserIndex.Home {
+            let spot = spots.randomElement(using: &random)!
+            var lon = spot.1 + Double.random(in: -0.1...0.1, using: &random)
+            if lon > 180 { lon -= 360 }
+            let attributes: Attributes = Bool.random(using: &random) ? ["certified": .bool(true)] : [:]
+            return UserIndex.Home(userId: userId, lat: min(90, spot.0 + Double.random(in: -0.05...0.05, using: &random)), lon: lon,
+                                  attributes: attributes)
+        }
+        let users = UserIndex()
+        var homes: [String: UserIndex.Home] = [:]
+        for n in 0..<60 { homes["u\(n)"] = randomHome("u\(n)") }
+        users.apply(homes.values.map { .set($0) })
+
+        let published = Mutex<[[UInt8]]>([])
+        let registry = WatchRegistry { _, json in published.withLock { $0.append(json) } }
+        var requests: [String: (owner: String, request: UsersNearRequest)] = [:]
+        var views: [String: [String: Double]] = [:]
+        for n in 0..<30 {
+            let spot = spots[n % spots.count]
+            let request = UsersNearRequest(lat: spot.0, lon: spot.1, radius: [700.0, 3_000, 8_000, 20_000][n % 4],
+                                           attributes: n % 3 == 0 ? ["certified": .bool(true)] : nil, limit: [2, 5, 100][n % 3])
+            let owner = "u\(n % 7)"
+            let (watch, list) = try registry.open(owner: owner, requestID: "r\(n)", lease: 600) { id, expiresAt in
+                Watch(WatchOpenRequest(usersNear: request), center: SearchReply.Center(lat: spot.0, lon: spot.1), id: id, owner: owner,
+                      expiresAt: expiresAt)
+            } firstPage: { watch in
+                guard case .users(var near) = watch.subject else { throw ServiceError.internal }
+                near.members = users.members(of: near, owner: owner)
+                watch.subject = .users(near)
+                return near.members
+            }
+            requests[watch.id] = (owner, request)
+            views[watch.id] = Dictionary(uniqueKeysWithValues: list.map { ($0.userId, $0.distance) })
+        }
+
+        /// `geo.users.near` by its rules written plainly: every other discoverable
+        /// home, its distance rounded up to 500 m, within the radius so rounded, with
+        /// the attributes; nearest band first, then id; the first `limit`.
+        func bruteForce(_ owner: String, _ request: UsersNearRequest) -> [String: Double] {
+            let band = GeoRules.userDistanceBand
+            let reach = max(band, (request.radius / band).rounded(.up) * band)
+            let found = homes.values.compactMap { home -> (String, Double)? in
+                guard home.userId != owner else { return nil }
+                let distance = max(band, (Sphere.distance(lat1: request.lat!, lon1: request.lon!, lat2: home.lat, lon2: home.lon) / band)
+                    .rounded(.up) * band)
+                guard distance <= reach else { return nil }
+                if let wanted = request.attributes, !wanted.values.allSatisfy({ home.attributes.values[$0.key] == $0.value }) { return nil }
+                return (home.userId, distance)
+            }.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+            return Dictionary(uniqueKeysWithValues: found.prefix(request.limit ?? 20).map { $0 })
+        }
+
+        var seqs: [String: Int] = [:]
+        var eventCount = 0
+        for batchNumber in 0..<80 {
+            // Arrivals, moves (near and far), attribute changes and departures.
+            var batch: [UserIndex.Change] = []
+            for _ in 0..<Int.random(in: 1...6, using: &random) {
+                let id = "u\(Int.random(in: 0..<90, using: &random))"
+                if var home = homes[id], Int.random(in: 0..<4, using: &random) > 0 {
+                    switch Int.random(in: 0..<3, using: &random) {
+                    case 0:
+                        home.lat = min(90, max(-90, home.lat + Double.random(in: -0.01...0.01, using: &random)))
+                        home.lon = home.lon + Double.random(in: -0.01...0.01, using: &random)
+                        if home.lon > 180 { home.lon -= 360 }
+                        if home.lon < -180 { home.lon += 360 }
+                    case 1: home = randomHome(id)
+                    default: home.attributes = home.attributes.values.isEmpty ? ["certified": .bool(true)] : [:]
+                    }
+                    homes[id] = home
+                    batch.append(.set(home))
+                } else if homes[id] != nil {
+                    homes[id] = nil
+                    batch.append(.remove(id))
+                } else {
+                    homes[id] = randomHome(id)
+                    batch.append(.set(homes[id]!))
+                }
+            }
+            let touched = users.apply(batch)
+            registry.evaluate { users.watchEvents(touching: touched, watches: &$0) }
+            for json in published.withLock({ events in defer { events = [] }; return events }) {
+                let event = try JSONValueDecoder().decode(WatchEvent.self, from: Data(json))
+                eventCount += 1
+                #expect(event.seq == seqs[event.watchId, default: 0] + 1)
+                seqs[event.watchId] = event.seq
+                switch event.type {
+                case .entered:
+                    let user = try #require(event.user)
+                    #expect(views[event.watchId]?[user.userId] == nil, "entered twice")
+                    views[event.watchId]?[user.userId] = user.distance
+                case .changed:
+                    let user = try #require(event.user)
+                    #expect(views[event.watchId]?[user.userId] != nil, "changed before entering")
+                    views[event.watchId]?[user.userId] = user.distance
+                case .left:
+                    let userId = try #require(event.userId)
+                    #expect(views[event.watchId]?[userId] != nil, "left without entering")
+                    views[event.watchId]?[userId] = nil
+                case .expired: Issue.record("no lease ran out")
+                }
+            }
+            for (id, (owner, request)) in requests {
+                #expect(views[id] == bruteForce(owner, request), "seed \(seed), batch \(batchNumber), watch \(id)")
+            }
+        }
+        #expect(eventCount > 100, "homes moved in and out of the watches (\(eventCount) events)")
     }
 }

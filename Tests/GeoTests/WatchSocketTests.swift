@@ -50,7 +50,7 @@ struct WatchSocketTests {
 
         let request = WatchOpenRequest(search: SearchRequest(lat: 52.0907, lon: 5.1214, radius: 2_000, q: "bike"))
         let opened = try geo.client.call(GeoAPI.watchOpen, request, token: watcher.token, id: "open-1")
-        #expect(opened.hits.map(\.id) == [old.id] && opened.center?.lat == 52.0907)
+        #expect(opened.hits?.map(\.id) == [old.id] && opened.center?.lat == 52.0907)
         #expect(opened.watch.topic == events.topic && opened.watch.expiresAt.timeIntervalSinceNow > 590)
         // A retried open is the same watch.
         #expect(try geo.client.call(GeoAPI.watchOpen, request, token: watcher.token, id: "open-1").watch.id == opened.watch.id)
@@ -93,7 +93,7 @@ struct WatchSocketTests {
         let events = try Events(geo, userId: watcher.id)
         let box = WatchOpenRequest(within: WithinRequest(minLat: -20, minLon: 179, maxLat: -15, maxLon: -179, kinds: ["tip"]), lease: 10)
         let opened = try geo.client.call(GeoAPI.watchOpen, box, token: watcher.token)
-        #expect(opened.hits.isEmpty && opened.center == nil)
+        #expect(opened.hits == [] && opened.center == nil)
         let east = try geo.create(PostDraft(kind: "tip", title: "Fiji east", lat: -17, lon: -179.5), token: poster.token)
         _ = try geo.create(PostDraft(kind: "offer", title: "Not a tip", lat: -17, lon: 179.5), token: poster.token)
         let entered = try events.next()
@@ -105,9 +105,66 @@ struct WatchSocketTests {
         #expect(geo.failure(GeoAPI.watchRenew, WatchRequest(id: opened.watch.id), token: watcher.token)?.code == .notFound)
 
         let reopened = try geo.client.call(GeoAPI.watchOpen, box, token: watcher.token)
-        #expect(reopened.hits.map(\.id) == [east.id])
+        #expect(reopened.hits?.map(\.id) == [east.id])
         try geo.restartGeo()
         #expect(geo.failure(GeoAPI.watchRenew, WatchRequest(id: reopened.watch.id), token: watcher.token)?.code == .notFound)
+    }
+
+    @Test("divers near Zeeland: a people watch hears homes arrive, move a band, leave, and keeps to its limit")
+    func people() throws {
+        let geo = try GeoFixture()
+        let me = try geo.user(), ann = try geo.user(), bob = try geo.user(), cid = try geo.user()
+        func home(_ user: (token: String, id: String), _ lat: Double, _ lon: Double, discoverable: Bool = true) throws {
+            _ = try geo.authClient.call(AuthAPI.locationSet, LocationSetRequest(lat: lat, lon: lon, discoverable: discoverable),
+                                        token: user.token)
+        }
+        try home(me, 51.50, 3.60)
+        try home(ann, 51.5030, 3.6000)  // the first band
+        try geo.catchUpWithAuth()
+        let events = try Events(geo, userId: me.id)
+        let divers = WatchOpenRequest(usersNear: UsersNearRequest(lat: 51.50, lon: 3.60, radius: 5_000,
+                                                                  attributes: ["certification": .string("AOWD")], limit: 2))
+        let everyone = WatchOpenRequest(usersNear: UsersNearRequest(lat: 51.50, lon: 3.60, radius: 5_000, limit: 2))
+        let opened = try geo.client.call(GeoAPI.watchOpen, everyone, token: me.token)
+        #expect(opened.users == [NearUser(userId: ann.id, distance: 500)] && opened.hits == nil && opened.center?.lat == 51.50)
+        let certified = try geo.client.call(GeoAPI.watchOpen, divers, token: me.token)
+        #expect(certified.users == [])
+
+        // Bob arrives 1.1 km away: everyone's watch hears him; certified, he enters the other too.
+        try home(bob, 51.5100, 3.6000)
+        try geo.catchUpWithAuth()
+        let bobEntered = try events.next()
+        #expect(bobEntered.type == .entered && bobEntered.watchId == opened.watch.id && bobEntered.seq == 1
+                && bobEntered.user == NearUser(userId: bob.id, distance: 1_500) && bobEntered.hit == nil)
+        _ = try geo.authClient.call(AuthAPI.profileUpdate, ProfileUpdateRequest(attributes: .set(["certification": .string("AOWD")])),
+                                    token: bob.token)
+        try geo.catchUpWithAuth()
+        let certifiedBob = try events.next()
+        #expect(certifiedBob.type == .entered && certifiedBob.watchId == certified.watch.id && certifiedBob.user?.userId == bob.id)
+
+        // Bob moves a band nearer: changed. Cid, nearer than Bob, pushes him past the limit of 2.
+        try home(bob, 51.5060, 3.6000)
+        try geo.catchUpWithAuth()
+        let moved = [try events.next(), try events.next()]  // one per watch, in either order
+        #expect(Set(moved.map(\.watchId)) == [opened.watch.id, certified.watch.id])
+        #expect(moved.allSatisfy { $0.type == .changed && $0.user == NearUser(userId: bob.id, distance: 1_000) })
+        try home(cid, 51.5010, 3.6000)
+        try geo.catchUpWithAuth()
+        let pushedOut = try events.next(), cidEntered = try events.next()
+        #expect(pushedOut.type == .left && pushedOut.userId == bob.id && pushedOut.seq == 3)
+        #expect(cidEntered.type == .entered && cidEntered.user == NearUser(userId: cid.id, distance: 500) && cidEntered.seq == 4)
+
+        // Ann goes private: she leaves, and Bob is back in the first two. Moving my own
+        // home tells my watches nothing (I am never in them).
+        try home(ann, 51.5030, 3.6000, discoverable: false)
+        try geo.catchUpWithAuth()
+        let annLeft = try events.next(), bobBack = try events.next()
+        #expect(annLeft.type == .left && annLeft.userId == ann.id && bobBack.type == .entered && bobBack.user?.userId == bob.id)
+        try home(me, 51.5001, 3.6000)
+        try geo.catchUpWithAuth()
+        #expect(try events.isQuiet())
+        let fresh = try geo.client.call(GeoAPI.usersNear, everyone.usersNear!, token: me.token).users
+        #expect(fresh == [NearUser(userId: cid.id, distance: 500), NearUser(userId: bob.id, distance: 1_000)])
     }
 
     @Test("bad opens are refused with the field at fault; a user holds at most 50 watches")
@@ -121,6 +178,10 @@ struct WatchSocketTests {
         }
         #expect(refusal(WatchOpenRequest()) ?? ("", nil) == ("invalid_argument", "search"))
         #expect(refusal(WatchOpenRequest(search: search, within: box)) ?? ("", nil) == ("invalid_argument", "within"))
+        let people = UsersNearRequest(lat: 52, lon: 5, radius: 1_000)
+        #expect(refusal(WatchOpenRequest(search: search, usersNear: people)) ?? ("", nil) == ("invalid_argument", "usersNear"))
+        #expect(refusal(WatchOpenRequest(usersNear: UsersNearRequest(lat: 52, lon: 5, radius: 0))) ?? ("", nil)
+                == ("invalid_argument", "usersNear.radius"))
         var paged = search
         paged.cursor = "abc"
         #expect(refusal(WatchOpenRequest(search: paged)) ?? ("", nil) == ("invalid_argument", "search.cursor"))

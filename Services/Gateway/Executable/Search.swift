@@ -88,8 +88,9 @@ struct Search: GatewayCommand {
             return try LiveSearch(gateway: gateway, request: WatchOpenRequest(search: request), json: options.json) { opened in
                 if options.json { return try Output.json(opened) }
                 let center = opened.center ?? SearchReply.Center(lat: 0, lon: 0)
-                print("\(opened.hits.count) within \(Output.distance(request.radius)) of \(center.place.map(placeLabel) ?? "\(center.lat),\(center.lon)")")
-                if !opened.hits.isEmpty { Output.table(hitHeader, hitRows(opened.hits)) }
+                let hits = opened.hits ?? []
+                print("\(hits.count) within \(Output.distance(request.radius)) of \(center.place.map(placeLabel) ?? "\(center.lat),\(center.lon)")")
+                if !hits.isEmpty { Output.table(hitHeader, hitRows(hits)) }
             }.run()
         }
         var reply = try gateway.call(GeoAPI.search, request)
@@ -146,7 +147,7 @@ struct Within: GatewayCommand {
         if watch {
             return try LiveSearch(gateway: gateway, request: WatchOpenRequest(within: request), json: options.json) { opened in
                 if options.json { return try Output.json(opened) }
-                Output.table(["LAT,LON", "TITLE", "KIND", "ID"], opened.hits.map { ["\($0.lat),\($0.lon)", $0.title, $0.kind, $0.id] })
+                Output.table(["LAT,LON", "TITLE", "KIND", "ID"], (opened.hits ?? []).map { ["\($0.lat),\($0.lon)", $0.title, $0.kind, $0.id] })
             }.run()
         }
         let reply = try gateway.call(GeoAPI.within, request)

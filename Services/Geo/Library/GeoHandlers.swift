@@ -55,26 +55,46 @@ struct GeoHandlers: Sendable {
         return RawJSON(writer.bytes)
     }
 
-    /// Opens a watch (`geo.watch.open`): `{"watch":…,"hits":…,"nextCursor":…}`, and
-    /// `"center"` for a circle, as the one-shot op would answer.
+    /// Opens a watch (`geo.watch.open`): `{"watch":…,"hits":…,"nextCursor":…}` for
+    /// posts, `{"watch":…,"users":…}` for people, with `"center"` for a circle, as
+    /// the one-shot op would answer.
     func watchOpen(_ request: WatchOpenRequest, _ context: RequestContext) throws -> RawJSON {
+        enum FirstPage { case hits(HitPage), users([NearUser]) }
         let owner = try context.requireCaller().userID
         let (watch, page) = try watches.open(owner: owner, requestID: context.requestID, lease: request.lease ?? GeoRules.watchLease) {
             id, expiresAt in
-            let resolved = try request.search.map { search in
+            let resolved: SearchReply.Center? = if let search = request.search {
                 try Check.member("search") { try self.center(lat: search.lat, lon: search.lon, place: search.place) }
+            } else if let near = request.usersNear {
+                try Check.member("usersNear") { try self.center(lat: near.lat, lon: near.lon, place: near.place) }
+            } else {
+                nil
             }
             return Watch(request, center: resolved, id: id, owner: owner, expiresAt: expiresAt)
-        } firstPage: { watch in
-            index.lock.withReadLock { index.firstPage(of: watch, at: Date()) }
+        } firstPage: { watch -> FirstPage in
+            switch watch.subject {
+            case .posts(let posts):
+                return .hits(index.lock.withReadLock { index.firstPage(of: posts, at: Date()) })
+            case .users(var near):
+                // What the owner is given is what later batches are compared with.
+                near.members = users.members(of: near, owner: watch.owner)
+                watch.subject = .users(near)
+                return .users(near.members)
+            }
         }
-        var writer = JSONWriter(capacity: page.hits.count + 256)
+        var writer = JSONWriter(capacity: 512)
         writer.appendASCII("{\"watch\":")
         writer.write(try JSONValueEncoder().encode(watch.info))
-        writer.appendASCII(",\"hits\":")
-        writer.writeRaw(page.hits)
-        writer.appendASCII(",\"nextCursor\":")
-        if let next = page.nextCursor { writer.write(next) } else { writer.appendASCII("null") }
+        switch page {
+        case .hits(let page):
+            writer.appendASCII(",\"hits\":")
+            writer.writeRaw(page.hits)
+            writer.appendASCII(",\"nextCursor\":")
+            if let next = page.nextCursor { writer.write(next) } else { writer.appendASCII("null") }
+        case .users(let users):
+            writer.appendASCII(",\"users\":")
+            writer.write(try JSONValueEncoder().encode(users))
+        }
         if let center = watch.center { try Self.writeCenter(center, into: &writer) }
         writer.appendASCII("}")
         return RawJSON(writer.bytes)

@@ -83,7 +83,8 @@ public final class GeoService: RunnableService {
             let applied = try store.apply(changes, in: db)
             let deleted = changes.filter { $0.type == .deleted }.map(\.userId)
             db.afterNextTransaction { _ in
-                users.apply(applied)
+                let touched = users.apply(applied)
+                watches.evaluate { users.watchEvents(touching: touched, watches: &$0) }
                 deletedUsers.insert(deleted)
             }
         }

@@ -38,18 +38,32 @@ public final class UserIndex: Sendable {
 
     public var count: Int { snapshot.withLock { $0.homes.count } }
 
-    func apply(_ changes: [Change]) {
+    /// Applies changes and returns the points they touched (each home's old and new
+    /// place), for the watches to look at.
+    @discardableResult
+    func apply(_ changes: [Change]) -> [(lat: Double, lon: Double)] {
+        var touched: [(lat: Double, lon: Double)] = []
         let all = homes.withLock { homes -> [Home] in
             for change in changes {
+                let id: String
                 switch change {
-                case .set(let home): homes[home.userId] = home
-                case .remove(let id): homes[id] = nil
+                case .set(let home):
+                    id = home.userId
+                    touched.append((home.lat, home.lon))
+                case .remove(let removed):
+                    id = removed
+                }
+                if let old = homes[id] { touched.append((old.lat, old.lon)) }
+                switch change {
+                case .set(let home): homes[id] = home
+                case .remove: homes[id] = nil
                 }
             }
             return Array(homes.values)
         }
         let next = Snapshot(homes: all)
         snapshot.withLock { $0 = next }
+        return touched
     }
 
     /// Users whose banded distance is within `radius` (itself rounded up to a band),

@@ -24,22 +24,34 @@ extension GeoRules {
     public static let maxWatches = 200_000
 }
 
-/// `geo.watch.open`: exactly one of `search` (a circle around a point or a place),
-/// `within` (a box) — each the body of the one-shot op, without `cursor` or `at` (a
-/// watch is about now) — and, optionally, the lease in seconds.
+/// `geo.watch.open`: exactly one of `search` (posts in a circle around a point or a
+/// place), `within` (posts in a box) — each the body of the one-shot op, without
+/// `cursor` or `at` (a watch is about now) — or `usersNear` (people, the body of
+/// `geo.users.near`); and, optionally, the lease in seconds.
 public struct WatchOpenRequest: ValidatedBody, Equatable {
     public var search: SearchRequest?
     public var within: WithinRequest?
+    public var usersNear: UsersNearRequest?
     /// Seconds until the watch ends unless renewed: 10–600, default 600.
     public var lease: Int?
 
-    public init(search: SearchRequest? = nil, within: WithinRequest? = nil, lease: Int? = nil) {
+    public init(search: SearchRequest? = nil, within: WithinRequest? = nil, usersNear: UsersNearRequest? = nil, lease: Int? = nil) {
         self.search = search
         self.within = within
+        self.usersNear = usersNear
         self.lease = lease
     }
 
     public func validate() throws {
+        let given = [search.map { _ in "search" }, within.map { _ in "within" }, usersNear.map { _ in "usersNear" }].compactMap { $0 }
+        guard given.count == 1 else {
+            throw ServiceError.invalidArgument(field: given.last ?? "search",
+                                               given.isEmpty ? "give the query to watch as search, within or usersNear"
+                                                   : "give one of search, within and usersNear, not \(given.joined(separator: " and "))")
+        }
+        if let usersNear {
+            try Check.member("usersNear", usersNear.validate)
+        }
         switch (search, within) {
         case (let search?, nil):
             try Check.member("search", search.validate)
@@ -54,10 +66,8 @@ public struct WatchOpenRequest: ValidatedBody, Equatable {
             if within.cursor != nil {
                 throw ServiceError.invalidArgument(field: "within.cursor", "a watch starts at the first page: leave cursor out")
             }
-        case (nil, nil):
-            throw ServiceError.invalidArgument(field: "search", "give the query to watch as search or within")
-        case (.some, .some):
-            throw ServiceError.invalidArgument(field: "within", "give search or within, not both")
+        default:
+            break
         }
         if let lease { try Check.range(lease, field: "lease", in: 10...GeoRules.watchLease) }
     }
@@ -78,18 +88,22 @@ public struct WatchInfo: Codable, Sendable, Equatable {
     }
 }
 
-/// The watch and its first page: `hits` and `nextCursor` as the one-shot op gives
-/// them (`center` too for `search`). Later pages come from that op with the cursor.
+/// The watch and its first page as the one-shot op gives it: `hits` and
+/// `nextCursor` for `search` and `within` (later pages come from that op with the
+/// cursor), `users` for `usersNear`; `center` for `search` and `usersNear`.
 public struct WatchOpenReply: Codable, Sendable, Equatable {
     public var watch: WatchInfo
-    public var hits: [Hit]
+    public var hits: [Hit]?
     public var nextCursor: String?
+    public var users: [NearUser]?
     public var center: SearchReply.Center?
 
-    public init(watch: WatchInfo, hits: [Hit], nextCursor: String?, center: SearchReply.Center?) {
+    public init(watch: WatchInfo, hits: [Hit]? = nil, nextCursor: String? = nil, users: [NearUser]? = nil,
+                center: SearchReply.Center?) {
         self.watch = watch
         self.hits = hits
         self.nextCursor = nextCursor
+        self.users = users
         self.center = center
     }
 }
@@ -121,12 +135,16 @@ public struct WatchReply: Codable, Sendable, Equatable {
 
 /// One event of a watch, published after the change it reports is committed.
 ///
-/// For each change geo applies, in order, each watch it touches gets at most one:
-/// `entered` (the post matches now and did not), `changed` (it matched and still
-/// does, and its hit is different), `left` (it matched and does not now: moved out,
-/// edited, deleted, or closed for an `openNow` watch); `expired` ends a watch whose
-/// lease ran out. `seq` counts a watch's events from 1: a gap means events were lost
-/// (a subscriber too slow for its queue) and the watch should be opened again.
+/// Posts: for each change geo applies, in order, each watch it touches gets at most
+/// one: `entered` (the post matches now and did not; `hit`), `changed` (it matched
+/// and still does, and its hit is different; `hit`), `left` (it matched and does
+/// not now: moved out, edited, deleted, or closed for an `openNow` watch; `postId`).
+/// People: after each batch of homes, a `usersNear` watch it touches gets the
+/// difference between the list its owner holds and the one `geo.users.near` gives
+/// now: `left` (`userId`), then `changed` (another distance band; `user`), then
+/// `entered` (`user`). `expired` ends a watch whose lease ran out. `seq` counts a
+/// watch's events from 1: a gap means events were lost (a subscriber too slow for
+/// its queue) and the watch should be opened again.
 public struct WatchEvent: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable, StringEnum {
         case entered, changed, left, expired
@@ -139,12 +157,19 @@ public struct WatchEvent: Codable, Sendable, Equatable {
     public var hit: Hit?
     /// The post that left.
     public var postId: String?
+    /// The user as `geo.users.near` gives them (`entered`, `changed` of a `usersNear` watch).
+    public var user: NearUser?
+    /// The user who left a `usersNear` watch.
+    public var userId: String?
 
-    public init(type: Kind, watchId: String, seq: Int, hit: Hit? = nil, postId: String? = nil) {
+    public init(type: Kind, watchId: String, seq: Int, hit: Hit? = nil, postId: String? = nil, user: NearUser? = nil,
+                userId: String? = nil) {
         self.type = type
         self.watchId = watchId
         self.seq = seq
         self.hit = hit
         self.postId = postId
+        self.user = user
+        self.userId = userId
     }
 }

@@ -25,15 +25,15 @@ extension PostIndex {
                 state.grid.candidates(lat: records[Int(slot)].lat, lon: records[Int(slot)].lon, into: &touched)
             }
             for id in touched {
-                guard var watch = state.watches[id] else { continue }
+                guard var watch = state.watches[id], let posts = watch.posts else { continue }
                 var matcher = matchers[id] ?? {
-                    var query = watch.query
+                    var query = posts.query
                     query.at = now
                     return Matcher(query, index: self)
                 }()
                 defer { matchers[id] = matcher }
-                let before = transition.before.flatMap { member($0, of: watch, &matcher) }
-                let after = transition.after.flatMap { member($0, of: watch, &matcher) }
+                let before = transition.before.flatMap { member($0, of: posts, &matcher) }
+                let after = transition.after.flatMap { member($0, of: posts, &matcher) }
                 let type: WatchEvent.Kind
                 var hit: [UInt8] = []
                 switch (before, after) {
@@ -41,12 +41,12 @@ extension PostIndex {
                     continue
                 case (nil, let after?):
                     type = .entered
-                    hit = hitJSON(after, of: watch, &matcher)
+                    hit = hitJSON(after, of: posts, &matcher)
                 case (.some, nil):
                     type = .left
                 case (let before?, let after?):
-                    hit = hitJSON(after, of: watch, &matcher)
-                    guard hitJSON(before, of: watch, &matcher) != hit else { continue }
+                    hit = hitJSON(after, of: posts, &matcher)
+                    guard hitJSON(before, of: posts, &matcher) != hit else { continue }
                     type = .changed
                 }
                 watch.seq += 1
@@ -72,7 +72,7 @@ extension PostIndex {
     /// closed leaves them. Only schedules that changed between the two instants are
     /// looked for. The caller holds the read lock.
     func openingEvents(from: Date, to: Date, watches state: inout WatchRegistry.State) -> [(owner: String, json: [UInt8])] {
-        let openNow = state.watches.values.filter(\.query.openNow)
+        let openNow = state.watches.values.filter { $0.posts?.query.openNow == true }
         guard !openNow.isEmpty else { return [] }
         // Schedule id → open (or closing soon) at `to`, for those that flipped.
         var flipped: [UInt32: Bool] = [:]
@@ -85,14 +85,15 @@ extension PostIndex {
         guard !flipped.isEmpty else { return [] }
         var events: [(owner: String, json: [UInt8])] = []
         for var watch in openNow {
+            guard let posts = watch.posts else { continue }
             // The watch's other terms; whether open comes from `flipped`.
-            var query = watch.query
+            var query = posts.query
             query.openNow = false
             query.at = to
             var matcher = Matcher(query, index: self)
             guard !matcher.matchesNothing else { continue }
             var changes: [(Found, opened: Bool)] = []
-            switch watch.area {
+            switch posts.area {
             case .circle(let center, let radius):
                 for found in everything(center, within: radius, matcher: &matcher) {
                     if let opened = flipped[records[Int(found.slot)].schedule] { changes.append((found, opened)) }
@@ -110,7 +111,7 @@ extension PostIndex {
                 WatchEventWriter.begin(opened ? .entered : .left, watchId: watch.id, seq: watch.seq, into: &writer)
                 if opened {
                     writer.appendASCII(",\"hit\":")
-                    writer.writeRaw(hitJSON(found, of: watch, &matcher))
+                    writer.writeRaw(hitJSON(found, of: posts, &matcher))
                 } else {
                     writer.appendASCII(",\"postId\":")
                     bytes.withElements(records[Int(found.slot)].id) { writer.writeString(utf8: $0) }
@@ -129,7 +130,7 @@ extension PostIndex {
 
     /// A watch's first page at `instant`, as its one-shot op gives it; the caller
     /// holds the read lock.
-    func firstPage(of watch: Watch, at instant: Date) -> HitPage {
+    func firstPage(of watch: PostWatch, at instant: Date) -> HitPage {
         var query = watch.query
         query.at = instant
         switch watch.area {
@@ -144,7 +145,7 @@ extension PostIndex {
 
     /// The post in `slot` as a member of the watch (with its distance), or nil when
     /// the watch's area or terms leave it out.
-    private func member(_ slot: Int32, of watch: Watch, _ matcher: inout Matcher) -> Found? {
+    private func member(_ slot: Int32, of watch: PostWatch, _ matcher: inout Matcher) -> Found? {
         guard !matcher.matchesNothing else { return nil }
         let record = records[Int(slot)]
         let (inside, distance) = watch.covers(record)
@@ -153,7 +154,7 @@ extension PostIndex {
     }
 
     /// The hit the watch's one-shot op would give for the post.
-    private func hitJSON(_ found: Found, of watch: Watch, _ matcher: inout Matcher) -> [UInt8] {
+    private func hitJSON(_ found: Found, of watch: PostWatch, _ matcher: inout Matcher) -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
         let withDistance = if case .circle = watch.area { true } else { false }
         writeHit(found, withDistance: withDistance, matcher: &matcher, into: &writer)

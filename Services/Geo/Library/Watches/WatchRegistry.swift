@@ -13,7 +13,10 @@ import Wire
 final class WatchRegistry: Sendable {
     struct State: Sendable {
         var watches: [String: Watch] = [:]
+        /// Watches over posts, and over people, by area: a changed post or home looks
+        /// only among its own kind.
         var grid = AreaGrid<String>()
+        var userGrid = AreaGrid<String>()
         var perOwner: [String: Int] = [:]
         /// The watch each owner's open request made, so a retried open does not make a second.
         var opened: [OpenKey: String] = [:]
@@ -43,13 +46,16 @@ final class WatchRegistry: Sendable {
     var count: Int { state.withLock { $0.watches.count } }
 
     /// Opens a watch (or finds the one a retry of the same request opened) and
-    /// returns it with `firstPage(watch)`, read while no batch can be evaluated.
+    /// returns it with `firstPage(watch)`, read while no batch can be evaluated; that
+    /// may keep in the watch what its owner was given.
     func open<Page>(owner: String, requestID: String, lease: Int, make: (_ id: String, _ expiresAt: Date) throws -> Watch,
-                    firstPage: (Watch) throws -> Page) throws -> (Watch, Page) {
+                    firstPage: (inout Watch) throws -> Page) throws -> (Watch, Page) {
         try state.withLock { state in
             let key = OpenKey(owner: owner, requestID: requestID)
-            if let id = state.opened[key], let watch = state.watches[id] {
-                return (watch, try firstPage(watch))
+            if let id = state.opened[key], var watch = state.watches[id] {
+                let page = try firstPage(&watch)
+                state.watches[id] = watch
+                return (watch, page)
             }
             guard state.perOwner[owner, default: 0] < GeoRules.watchesPerUser else {
                 throw ServiceError(code: .rateLimited,
@@ -58,10 +64,13 @@ final class WatchRegistry: Sendable {
             guard state.watches.count < maxWatches else {
                 throw ServiceError(code: .unavailable, message: "geo holds its maximum of \(maxWatches) watches; try again later")
             }
-            let watch = try make(Self.newID(), Date().addingTimeInterval(TimeInterval(lease)))
-            let page = try firstPage(watch)
+            var watch = try make(Self.newID(), Date().addingTimeInterval(TimeInterval(lease)))
+            let page = try firstPage(&watch)
             state.watches[watch.id] = watch
-            state.grid.insert(watch.id, bounds: watch.area.bounds)
+            switch watch.subject {
+            case .posts: state.grid.insert(watch.id, bounds: watch.bounds)
+            case .users: state.userGrid.insert(watch.id, bounds: watch.bounds)
+            }
             state.perOwner[owner, default: 0] += 1
             state.opened[key] = watch.id
             state.openKeys[watch.id] = key
@@ -121,6 +130,7 @@ final class WatchRegistry: Sendable {
     private static func remove(_ watch: Watch, from state: inout State) {
         state.watches[watch.id] = nil
         state.grid.remove(watch.id)
+        state.userGrid.remove(watch.id)
         state.perOwner[watch.owner, default: 1] -= 1
         if state.perOwner[watch.owner] == 0 { state.perOwner[watch.owner] = nil }
         if let key = state.openKeys.removeValue(forKey: watch.id) { state.opened[key] = nil }
