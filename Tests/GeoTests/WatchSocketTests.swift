@@ -189,10 +189,16 @@ struct WatchSocketTests {
         #expect(refusal(WatchOpenRequest(search: SearchRequest(lat: nil, lon: nil, place: "Nowhereville Xq", radius: 10)))
                 ?? ("", nil) == ("not_found", "search.place"))
         #expect(geo.failure(GeoAPI.watchOpen, WatchOpenRequest(search: search))?.code == .unauthenticated)
+        // Opening a watch over people is a search for people: the same thirty a minute.
+        let seeker = try geo.user()
+        for _ in 0..<19 { _ = try geo.client.call(GeoAPI.usersNear, people, token: seeker.token) }
+        _ = try geo.client.call(GeoAPI.watchOpen, WatchOpenRequest(usersNear: people), token: seeker.token)
+        #expect(refusal(WatchOpenRequest(usersNear: people), token: seeker.token)?.0 == "rate_limited")
+        #expect(geo.failure(GeoAPI.usersNear, people, token: seeker.token)?.code == .rateLimited)
         for _ in 0..<GeoRules.watchesPerUser {
             _ = try geo.client.call(GeoAPI.watchOpen, WatchOpenRequest(search: search), token: user.token)
         }
         #expect(refusal(WatchOpenRequest(search: search))?.0 == "rate_limited")
-        #expect(geo.geo.watches.count == GeoRules.watchesPerUser)
+        #expect(geo.geo.watches.count == GeoRules.watchesPerUser + 1)  // and the seeker's one
     }
 }

@@ -14,15 +14,17 @@ struct GeoHandlers: Sendable {
     let fenceEvents: FenceEvents
     let watches: WatchRegistry
     let stats: @Sendable () throws -> GeoStats
+    /// Thirty searches for people a minute per caller (bursts of 20), one-shot or
+    /// watches opened: what a person looking for divers asks, and far from what
+    /// mapping every home's cell would take.
+    let peopleLimit = RateLimiter(policy: .init(perSecond: 0.5, burst: 20))
 
     func register(into router: inout Router) {
         // Searches read memory only: the thread that owns the socket answers them.
         router.readRaw(GeoAPI.search, lane: .front, search)
         router.readRaw(GeoAPI.nearest, lane: .front, nearest)
         router.readRaw(GeoAPI.within, lane: .front, within)
-        // Thirty a minute per caller (bursts of 20): what a person searching for divers
-        // asks, and far from what mapping every home's cell would take.
-        router.read(GeoAPI.usersNear, lane: .front, limit: .init(perSecond: 0.5, burst: 20), usersNear)
+        router.read(GeoAPI.usersNear, lane: .front, limiter: peopleLimit, usersNear)
         // A short name prefix may match tens of thousands of keys: off the front thread.
         router.read(GeoAPI.placesSearch, placesSearch)
         router.read(GeoAPI.placesReverse, lane: .front, placesReverse)
@@ -63,13 +65,7 @@ struct GeoHandlers: Sendable {
         let owner = try context.requireCaller().userID
         let (watch, page) = try watches.open(owner: owner, requestID: context.requestID, lease: request.lease ?? GeoRules.watchLease) {
             id, expiresAt in
-            let resolved: SearchReply.Center? = if let search = request.search {
-                try Check.member("search") { try self.center(lat: search.lat, lon: search.lon, place: search.place) }
-            } else if let near = request.usersNear {
-                try Check.member("usersNear") { try self.center(lat: near.lat, lon: near.lon, place: near.place) }
-            } else {
-                nil
-            }
+            let resolved = try watchCenter(request, owner: owner)
             return Watch(request, center: resolved, id: id, owner: owner, expiresAt: expiresAt)
         } firstPage: { watch -> FirstPage in
             switch watch.subject {
@@ -98,6 +94,19 @@ struct GeoHandlers: Sendable {
         if let center = watch.center { try Self.writeCenter(center, into: &writer) }
         writer.appendASCII("}")
         return RawJSON(writer.bytes)
+    }
+
+    /// Where a `search` or `usersNear` watch's point or place is; opening one over
+    /// people counts as a search for people.
+    private func watchCenter(_ request: WatchOpenRequest, owner: String) throws -> SearchReply.Center? {
+        if let search = request.search {
+            return try Check.member("search") { try center(lat: search.lat, lon: search.lon, place: search.place) }
+        }
+        guard let near = request.usersNear else { return nil }
+        if let wait = peopleLimit.take(owner) {
+            throw ServiceError.rateLimited("too many searches for people; slow down", retryAfterMs: Int((wait * 1000).rounded(.up)))
+        }
+        return try Check.member("usersNear") { try center(lat: near.lat, lon: near.lon, place: near.place) }
     }
 
     func nearest(_ request: NearestRequest, _ context: RequestContext) throws -> RawJSON {

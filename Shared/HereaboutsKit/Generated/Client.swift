@@ -60,6 +60,10 @@ import HTTPTypes
 /// "hit":<hit>}`, `{"type":"watch.changed","id":…,"hit":<hit>}` and `{"type":"watch.left","id":…,"postId":…}`.
 /// Applied in order to the first page's hits (by id) they keep exactly what a fresh search would find. A
 /// second `watch.opened` with `"reset":true` replaces everything (the server had to open the query anew).
+/// People too: `"usersNear":{…}` (the query parameters of `GET /v1/users/near`, `attributes` as an object)
+/// is answered `{"type":"watch.opened","id":…,"users":[…],"center":…,"reset":false}`, then, as homes change,
+/// `{"type":"watch.entered"|"watch.changed","id":…,"user":<near user>}` and `{"type":"watch.left","id":…,
+/// "userId":…}`: the list stays what a fresh `GET /v1/users/near` gives, its `limit` included.
 /// `{"type":"unwatch","id":…}` ends one; closing the socket ends all. A refused query is answered
 /// `{"type":"error","id":…,"code":…,"field":…,"detail":…}`; a socket holds at most 20 queries and a user 50.
 ///

@@ -19,12 +19,13 @@ public struct Router: Sendable {
     }
 
     /// An op that changes nothing. With `limit`, each caller gets a token bucket of
-    /// its own for this op (ops whose answers reveal others: users near, lookups).
+    /// its own for this op (ops whose answers reveal others: users near, lookups);
+    /// `limiter` instead shares the buckets with whatever else takes from it.
     public mutating func read<Request: ValidatedBody, Response>(
-        _ op: Op<Request, Response>, lane: Lane = .workers, limit: RateLimiter.Policy? = nil,
+        _ op: Op<Request, Response>, lane: Lane = .workers, limit: RateLimiter.Policy? = nil, limiter: RateLimiter? = nil,
         _ handler: @escaping @Sendable (Request, RequestContext) throws -> Response
     ) {
-        add(op, lane: lane, rate: limit.map { .own(RateLimiter(policy: $0)) }) { envelope, context in
+        add(op, lane: lane, rate: (limiter ?? limit.map { RateLimiter(policy: $0) }).map { .own($0) }) { envelope, context in
             let body = try Self.decode(Request.self, envelope)
             let value = try handler(body, context)
             return HandlerOutput(frame0: try context.successFrame(value))

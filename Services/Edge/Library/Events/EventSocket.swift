@@ -248,7 +248,7 @@ final class EventSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         // The query as geo.watch.open takes it; the edge keeps the lease itself.
-        let body = JSONObject(message.filter { $0.key == "search" || $0.key == "within" })
+        let body = JSONObject(message.filter { ["search", "within", "usersNear"].contains($0.key) })
         Task { await watches.open(socketID: socketID, key: key, body: body, outbox: outbox) }
     }
 

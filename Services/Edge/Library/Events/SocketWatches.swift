@@ -5,7 +5,7 @@ import Synchronization
 import Wire
 
 /// The live queries of the edge's sockets (EDGE.md, live queries): a socket's
-/// `{"type":"watch","id":…,"search"|"within":…}` opens a watch at geo with the
+/// `{"type":"watch","id":…,"search"|"within"|"usersNear":…}` opens a watch at geo with the
 /// socket's token, geo's events for it go to that socket alone, renewed while the
 /// socket lives and closed with it.
 ///
@@ -224,7 +224,8 @@ final class SocketWatches: Sendable {
         }
     }
 
-    /// `{"type":"watch.opened","id":…,"hits":…,"nextCursor":…,"center":…,"reset":…}`.
+    /// `{"type":"watch.opened","id":…,"hits":…,"nextCursor":…,"center":…,"reset":…}`
+    /// (`users` instead of `hits` and `nextCursor` for people).
     static func opened(key: String, reply: JSONObject, reset: Bool) -> String {
         var message = reply
         message["watch"] = nil
