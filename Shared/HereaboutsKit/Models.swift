@@ -10,6 +10,9 @@ public typealias Price = Components.Schemas.Price
 public typealias PostImage = Components.Schemas.Image
 public typealias Rating = Components.Schemas.Rating
 public typealias Hit = Components.Schemas.Hit
+/// A user near a point, as `usersNear` and `watchUsers(near:…)` give them: the
+/// distance is to their home's cell, rounded up to 500 m.
+public typealias NearUser = Components.Schemas.NearUser
 public typealias Place = Components.Schemas.Place
 public typealias SearchCenter = Components.Schemas.Center
 public typealias Country = Components.Schemas.Country

@@ -58,9 +58,10 @@ public final class EdgeStack {
     public var client: EdgeClient { EdgeClient(port: port) }
 
     /// What the edge logged.
-    public var edgeLog: String {
-        (try? String(contentsOf: directory.appendingPathComponent("data/logs/edge.log"), encoding: .utf8)) ?? ""
-    }
+    public var edgeLog: String { logs.log(of: "edge") }
+
+    /// The stack's logs, to read from any thread.
+    public var logs: StackLogs { StackLogs(directory: directory) }
 
     /// A new anonymous user's session, over HTTP.
     public func anonymous() throws -> SessionReply {
@@ -105,5 +106,24 @@ public final class EdgeStack {
             throw RawConnection.Failure(description: "no port in \(endpoint)")
         }
         return port
+    }
+}
+
+/// The logs of an `EdgeStack`: `here up`'s and each service's.
+public struct StackLogs: Sendable {
+    let directory: URL
+
+    /// What a service (`edge`, `geo`, …) logged.
+    public func log(of service: String) -> String {
+        (try? String(contentsOf: directory.appendingPathComponent("data/logs/\(service).log"), encoding: .utf8)) ?? ""
+    }
+
+    /// The last `lines` of `here up`'s log and of each service's named: for a test's
+    /// failure message.
+    public func tails(_ services: [String], lines: Int = 30) -> String {
+        let up = (try? String(contentsOf: directory.appendingPathComponent("up.log"), encoding: .utf8)) ?? ""
+        return ([("here up", up)] + services.map { ($0, log(of: $0)) }).map { name, text in
+            "--- \(name) (last \(lines) lines)\n" + text.split(separator: "\n").suffix(lines).joined(separator: "\n")
+        }.joined(separator: "\n")
     }
 }

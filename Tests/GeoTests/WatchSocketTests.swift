@@ -78,6 +78,7 @@ struct WatchSocketTests {
         // The lease: renewed, then closed; another user's token cannot touch it.
         let renewed = try geo.client.call(GeoAPI.watchRenew, WatchRequest(id: id, lease: 60), token: watcher.token)
         #expect(renewed.watch.expiresAt.timeIntervalSinceNow < 61)
+        #expect(opened.watch.seq == 0 && renewed.watch.seq == 4)  // what a subscriber that lost the last one would miss
         #expect(geo.failure(GeoAPI.watchRenew, WatchRequest(id: id), token: seller.token)?.code == .notFound)
         #expect(geo.failure(GeoAPI.watchClose, WatchRequest(id: id), token: seller.token)?.code == .notFound)
         _ = try geo.client.call(GeoAPI.watchClose, WatchRequest(id: id), token: watcher.token)

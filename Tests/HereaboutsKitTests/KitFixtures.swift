@@ -1,6 +1,7 @@
 import EdgeFixtures
 import Foundation
 import HereaboutsKit
+import Synchronization
 import Testing
 
 /// A kit client of a stack, with its session in memory.
@@ -68,4 +69,56 @@ struct Timeout: Error, CustomStringConvertible {
 func servicePID(_ service: String, in log: String) -> pid_t? {
     log.split(separator: "\n").first { $0.hasPrefix("\(service) ") }
         .flatMap { $0.split(separator: " ").last }.flatMap { pid_t($0) }
+}
+
+/// A live query's updates, read in the background as they come: a step that waits
+/// too long fails saying what did come and what the stack logged, instead of
+/// hanging in `next()` until the test's time limit.
+final class UpdateRecorder<Update: Sendable> {
+    private final class Received: Sendable {
+        struct State {
+            var updates: [Update] = []
+            var end: String?
+        }
+
+        let state = Mutex(State())
+    }
+
+    private let received = Received()
+    private var taken = 0
+    private let reader: Task<Void, Never>
+    private let logs: StackLogs
+
+    init<Query: AsyncSequence & Sendable>(_ query: Query, logs: StackLogs) where Query.Element == Update {
+        let received = self.received
+        self.logs = logs
+        reader = Task {
+            do {
+                for try await update in query { received.state.withLock { $0.updates.append(update) } }
+                received.state.withLock { $0.end = "ended" }
+            } catch {
+                received.state.withLock { $0.end = "ended with \(error)" }
+            }
+        }
+    }
+
+    deinit { reader.cancel() }
+
+    /// The next update, waiting up to `seconds` for it.
+    func next(_ what: String, within seconds: Double = 60) async throws -> Update {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let (next, end) = received.state.withLock { state in
+                (taken < state.updates.count ? state.updates[taken] : nil, state.end)
+            }
+            if let next {
+                taken += 1
+                return next
+            }
+            if let end { throw Timeout(description: "\(what): the query \(end)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let seen = received.state.withLock { $0.updates.map { "\($0)" } }
+        throw Timeout(description: "\(what): nothing within \(Int(seconds)) s; updates so far: \(seen)\n\(logs.tails(["edge", "geo"]))")
+    }
 }

@@ -351,4 +351,37 @@ struct HereTests {
         let stats = try here(["call", "geo.stats", "{}"], environment: stack.environment)
         #expect(stats.status == 0 && stats.out.contains("\"watches\":0"), "\(stats.out) \(stats.err)")
     }
+
+    @Test("here divers near --watch lists the divers, then prints one who comes near, moves further and hides")
+    func diversWatch() throws {
+        let stack = try EdgeStack("here-divers-watch")
+        #expect(try here(["anon"], environment: stack.environment).status == 0)
+        let session = try stack.register("ann@example.org", displayName: "Ann")
+        let ann = stack.client.signed(session.accessToken)
+        _ = try ann.patch("/v1/me", ["attributes": ["certification": "AOWD"]])
+        let watcher = try ChildProcess("here", arguments: ["divers", "near", "51.4988,3.6136", "--radius", "30km", "--attr", "certification=AOWD",
+                                                           "--watch"],
+                                       environment: stack.environment, log: stack.directory.appendingPathComponent("watch.log"))
+        func logShows(_ text: String) -> Bool {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                if watcher.logText.contains(text) { return true }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return false
+        }
+        try #require(logShows("watching for changes"), "\(watcher.logText)")
+        #expect(watcher.logText.contains("0 near 51.4988,3.6136"), "\(watcher.logText)")
+
+        _ = try ann.put("/v1/me/location", ["lat": 51.45, "lon": 3.58, "discoverable": true])  // Vlissingen
+        #expect(logShows("+  ≤ 6.0 km  Ann  certification=AOWD"), "\(watcher.logText)")
+        _ = try ann.put("/v1/me/location", ["lat": 51.54, "lon": 3.44, "discoverable": true])  // Domburg
+        #expect(logShows("~  ≤ 13"), "\(watcher.logText)")
+        _ = try ann.put("/v1/me/location", ["lat": 51.54, "lon": 3.44, "discoverable": false])
+        #expect(logShows("- \(session.user.id)"), "\(watcher.logText)")
+
+        kill(watcher.process.processIdentifier, SIGINT)
+        watcher.process.waitUntilExit()
+        #expect(watcher.process.terminationStatus == 0, "\(watcher.logText)")
+    }
 }

@@ -15,6 +15,8 @@ struct DiversNear: GatewayCommand {
     @Option(help: "5km, 500m or metres.") var radius = "25km"
     @Option(name: .customLong("attr"), help: "KEY=VALUE that must match (repeatable).") var attrs: [String] = []
     @Option var limit = 20
+    @Flag(help: "Keep watching: print each diver who comes near, moves to another band or goes, until Ctrl-C.")
+    var watch = false
 
     func execute(_ gateway: Gateway) throws {
         var request = UsersNearRequest(lat: nil, lon: nil, radius: try DistanceArgument.metres(radius), attributes: try attributes(attrs),
@@ -23,17 +25,35 @@ struct DiversNear: GatewayCommand {
         case .coordinates(let lat, let lon): (request.lat, request.lon) = (lat, lon)
         case .place(let name): request.place = name
         }
+        if watch {
+            return try LiveSearch(gateway: gateway, request: WatchOpenRequest(usersNear: request), json: options.json) { opened in
+                if options.json { return try Output.json(opened) }
+                printList(opened.users ?? [], center: opened.center ?? SearchReply.Center(lat: 0, lon: 0), gateway)
+            } line: { event in
+                guard let user = event.user else { return "- \(event.userId ?? "?")" }
+                return ([event.type == .entered ? "+" : "~"] + (try rows([user], gateway).first ?? [])).joined(separator: "  ")
+            }.run()
+        }
         let reply = try gateway.call(GeoAPI.usersNear, request, token: .required)
         if options.json { return try Output.json(reply) }
-        let profiles = reply.users.isEmpty ? [] : try gateway.call(AuthAPI.usersGet, UsersGetRequest(ids: reply.users.map(\.userId))).users
+        printList(reply.users, center: reply.center, gateway)
+    }
+
+    private func printList(_ users: [NearUser], center: SearchReply.Center, _ gateway: Gateway) {
+        print("\(users.count) near \(center.place.map(placeLabel) ?? "\(center.lat),\(center.lon)")")
+        Output.table(["DISTANCE", "NAME", "ATTRIBUTES", "ID"], (try? rows(users, gateway)) ?? [])
+    }
+
+    /// Each user's distance band, name, attributes and id (profiles from auth).
+    private func rows(_ users: [NearUser], _ gateway: Gateway) throws -> [[String]] {
+        let profiles = users.isEmpty ? [] : try gateway.call(AuthAPI.usersGet, UsersGetRequest(ids: users.map(\.userId))).users
         let byId = Dictionary(profiles.map { ($0.id, $0) }) { a, _ in a }
-        print("\(reply.users.count) near \(reply.center.place.map(placeLabel) ?? "\(reply.center.lat),\(reply.center.lon)")")
-        Output.table(["DISTANCE", "NAME", "ATTRIBUTES", "ID"], reply.users.map { user in
+        return users.map { user in
             let profile = byId[user.userId]
             let attributes = profile?.attributes.values.sorted { $0.key < $1.key }.map { "\($0.key)=\(describe($0.value))" }
                 .joined(separator: " ") ?? ""
             return ["≤ " + Output.distance(user.distance), profile?.displayName ?? profile?.username ?? "-", attributes, user.userId]
-        })
+        }
     }
 
     private func describe(_ value: AttributeValue) -> String {

@@ -4,14 +4,17 @@ import Gateway
 import Synchronization
 import Wire
 
-/// `here search … --watch` and `here within … --watch`: the results, then each post
-/// that enters, changes in or leaves them as it happens, until Ctrl-C (geo's watches).
+/// `here search … --watch`, `here within … --watch` and `here divers near … --watch`:
+/// the results, then each post or user that enters, changes in or leaves them as it
+/// happens, until Ctrl-C (geo's watches).
 struct LiveSearch {
     let gateway: Gateway
     let request: WatchOpenRequest
     let json: Bool
     /// Prints the first page (and a fresh one when the watch had to be opened again).
     let printResults: (WatchOpenReply) throws -> Void
+    /// An event as a line of text.
+    var line: (WatchEvent) throws -> String = Self.hitLine
 
     /// Renewed this often: well inside the 600 s lease.
     static let renewal: TimeInterval = 240
@@ -22,10 +25,12 @@ struct LiveSearch {
         var watch: WatchInfo?
         var seq = 0
         var renewed = Date()
+        /// Events a renewal said geo had published that had not arrived then.
+        var shortfall: (seq: Int, since: Date)?
         func open(again: Bool) throws {
             if let old = watch { _ = try? gateway.call(GeoAPI.watchClose, WatchRequest(id: old.id), token: .required) }
             let reply = try gateway.call(GeoAPI.watchOpen, request, token: .required)
-            (watch, seq, renewed) = (reply.watch, 0, Date())
+            (watch, seq, renewed, shortfall) = (reply.watch, 0, Date(), nil)
             if again, !json { FileHandle.standardError.write(Data("(the watch was opened again: the list as it is now)\n".utf8)) }
             try printResults(reply)
             // `print` buffers a pipe's output; the events that follow are written at once.
@@ -44,11 +49,17 @@ struct LiveSearch {
             guard !Interrupt.happened else { return false }
             if let current = watch, Date().timeIntervalSince(renewed) > Self.renewal {
                 do {
-                    watch = try gateway.call(GeoAPI.watchRenew, WatchRequest(id: current.id), token: .required).watch
-                    renewed = Date()
+                    let renewal = try gateway.call(GeoAPI.watchRenew, WatchRequest(id: current.id), token: .required).watch
+                    (watch, renewed) = (renewal, Date())
+                    if renewal.seq > seq { shortfall = (renewal.seq, Date()) }
                 } catch let error as ServiceError where error.code == .notFound {
                     try open(again: true)  // geo restarted and forgot it
                 }
+            }
+            // The last events lost leave no gap behind them; the renewal's count shows them.
+            if let short = shortfall, Date().timeIntervalSince(short.since) > 2 {
+                shortfall = nil
+                if seq < short.seq { try open(again: true) }
             }
             return true
         } handle: { body in
@@ -61,14 +72,14 @@ struct LiveSearch {
             if json {
                 FileHandle.standardOutput.write(body + Data("\n".utf8))
             } else {
-                FileHandle.standardOutput.write(Data((Self.line(event) + "\n").utf8))
+                FileHandle.standardOutput.write(Data((try line(event) + "\n").utf8))
             }
             return true
         }
     }
 
     /// `+ 230 m  City bike  offer  <id>`, `~ …` for a change, `- <id>` for one that left.
-    static func line(_ event: WatchEvent) -> String {
+    static func hitLine(_ event: WatchEvent) -> String {
         guard let hit = event.hit else { return "- \(event.postId ?? "?")" }
         let mark = event.type == .entered ? "+" : "~"
         return ([mark] + (hitRows([hit]).first ?? [])).joined(separator: "  ")

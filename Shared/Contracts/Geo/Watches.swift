@@ -80,11 +80,16 @@ public struct WatchInfo: Codable, Sendable, Equatable {
     public var expiresAt: Date
     /// Where its events are published (the owner's topic; each event names the watch).
     public var topic: String
+    /// The events published for it so far (the `seq` of the latest). A subscriber
+    /// that has seen fewer, a moment after `renew` says so, lost some: events travel
+    /// PUB/SUB, and a gap after the last one shows in no later `seq`.
+    public var seq: Int
 
-    public init(id: String, expiresAt: Date, topic: String) {
+    public init(id: String, expiresAt: Date, topic: String, seq: Int = 0) {
         self.id = id
         self.expiresAt = expiresAt
         self.topic = topic
+        self.seq = seq
     }
 }
 

@@ -76,13 +76,13 @@ extension Hereabouts {
     /// Users whose home is within `radius` metres of `origin`, nearest band first;
     /// `attributes` must all match theirs (e.g. `["certification": "AOWD"]`).
     public func usersNear(_ origin: SearchOrigin, radius: Double, attributes: [String: String] = [:],
-                          limit: Int? = nil) async throws -> [(userId: String, distance: Double)] {
+                          limit: Int? = nil) async throws -> [NearUser] {
         let filter = attributes.isEmpty ? nil
             : String(decoding: try JSONSerialization.data(withJSONObject: attributes, options: [.sortedKeys]), as: UTF8.self)
         return try await send {
             try await $0.usersNear(query: .init(lat: origin.latitude, lon: origin.longitude, place: origin.placeName,
                                                 radius: radius, attributes: filter, limit: limit)).ok.body.json.users
-        }.map { ($0.userId, $0.distance) }
+        }
     }
 
     private func signIn(_ call: (Client) async throws -> Components.Schemas.Session) async throws -> User {

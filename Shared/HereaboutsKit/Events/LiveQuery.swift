@@ -37,7 +37,80 @@ public struct LiveQuery: AsyncSequence, Sendable {
     let message: String
 
     public func makeAsyncIterator() -> AsyncThrowingStream<LiveQueryUpdate, any Error>.AsyncIterator {
-        let (updates, output) = AsyncThrowingStream<LiveQueryUpdate, any Error>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
+        LiveSocket.updates(hereabouts, message: message, list: "hits", item: "hit", gone: "postId") { (message: LiveSocket.Message<Hit>) in
+            switch message {
+            case .opened(let hits, let nextCursor, let reset): .results(hits, nextCursor: nextCursor, reset: reset)
+            case .entered(let hit): .entered(hit)
+            case .changed(let hit): .changed(hit)
+            case .left(let postId): .left(postId: postId)
+            }
+        }
+    }
+}
+
+/// What a live query over people brings (`watchUsers(near:…)`): the users near now,
+/// then who comes within reach, moves to another distance band, or goes.
+public enum LiveUsersUpdate: Sendable, Hashable {
+    /// The users near now, nearest band first (as `usersNear` gives them). It comes
+    /// again, with `reset`, after the socket reconnected or the server had to open
+    /// the query anew: replace what you hold.
+    case results([NearUser], reset: Bool)
+    /// A user is near now (moved their home in, became discoverable, took on the
+    /// attributes asked for, or made room within `limit`).
+    case entered(NearUser)
+    /// A user still near is in another distance band.
+    case changed(NearUser)
+    /// A user is near no more (moved away, hidden, attributes changed, or pushed
+    /// past `limit` by nearer ones).
+    case left(userId: String)
+}
+
+/// People near a point or place that stay up to date: "divers near Zeeland" as homes
+/// change. Applied in order to the first `results`, the updates keep exactly what a
+/// fresh `usersNear` would give, `limit` included. Opening one counts as a search
+/// for people (thirty a minute). It reconnects as `events()` does.
+public struct LiveUsersQuery: AsyncSequence, Sendable {
+    public typealias Element = LiveUsersUpdate
+    let hereabouts: Hereabouts
+    /// The `watch` message: the query as `usersNear`.
+    let message: String
+
+    public func makeAsyncIterator() -> AsyncThrowingStream<LiveUsersUpdate, any Error>.AsyncIterator {
+        LiveSocket.updates(hereabouts, message: message, list: "users", item: "user", gone: "userId") { (message: LiveSocket.Message<NearUser>) in
+            switch message {
+            case .opened(let users, _, let reset): .results(users, reset: reset)
+            case .entered(let user): .entered(user)
+            case .changed(let user): .changed(user)
+            case .left(let userId): .left(userId: userId)
+            }
+        }
+    }
+}
+
+/// The socket under a live query: one connection of its own that sends the `watch`
+/// message each time it is ready (so a reconnect opens the query anew) and turns
+/// the query's messages into updates; the query's refusal ends it with the error.
+enum LiveSocket {
+    /// The socket's name for the query: one query per socket, so one name does.
+    static let queryKey = "q"
+
+    /// A message of a query, decoded: posts and people differ in their members' names only.
+    enum Message<Item: Decodable & Sendable>: Sendable {
+        /// `reset` also when results came before (the socket reconnected).
+        case opened([Item], nextCursor: String?, reset: Bool)
+        case entered(Item)
+        case changed(Item)
+        case left(String)
+    }
+
+    /// The updates of the query `message` opens. Its messages hold the first list in
+    /// `list`, an entered or changed item in `item`, the id of one that left in `gone`;
+    /// `translate` makes them the query's updates.
+    static func updates<Item: Decodable & Sendable, Update: Sendable>(
+        _ hereabouts: Hereabouts, message: String, list: String, item: String, gone: String,
+        translate: @escaping @Sendable (Message<Item>) -> Update
+    ) -> AsyncThrowingStream<Update, any Error>.AsyncIterator {
+        let (updates, output) = AsyncThrowingStream<Update, any Error>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
         let (events, input) = AsyncThrowingStream<LiveEvent, any Error>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
         let connection = EventConnection(hereabouts: hereabouts, continuation: input, afterReady: [message])
         let socket = Task { await connection.run() }
@@ -45,8 +118,21 @@ public struct LiveQuery: AsyncSequence, Sendable {
             var opened = false
             do {
                 for try await event in events {
-                    guard case .other(let type, let json) = event else { continue }
-                    if let update = try Self.update(type: type, json: json, opened: &opened) { output.yield(update) }
+                    guard case .other(let type, let json) = event, let object = try ofQuery(type: type, json: json) else { continue }
+                    func member<Value: Decodable>(_ name: String, as _: Value.Type) throws -> Value {
+                        let data = try JSONSerialization.data(withJSONObject: ["value": object[name] ?? NSNull()])
+                        return try JSONDecoder().decode(Member<Value>.self, from: data).value
+                    }
+                    let decoded: Message<Item>? = switch type {
+                    case "watch.opened": .opened(try member(list, as: [Item].self), nextCursor: object["nextCursor"] as? String,
+                                                 reset: opened || object["reset"] as? Bool == true)
+                    case "watch.entered": .entered(try member(item, as: Item.self))
+                    case "watch.changed": .changed(try member(item, as: Item.self))
+                    case "watch.left": .left(try member(gone, as: String.self))
+                    default: nil
+                    }
+                    if let decoded { output.yield(translate(decoded)) }
+                    if type == "watch.opened" { opened = true }
                 }
                 output.finish()
             } catch {
@@ -61,33 +147,24 @@ public struct LiveQuery: AsyncSequence, Sendable {
         return updates.makeAsyncIterator()
     }
 
-    /// The update a socket message of the query brings, nil for none; its refusal, thrown.
-    static func update(type: String, json: Data, opened: inout Bool) throws -> LiveQueryUpdate? {
-        struct Opened: Decodable { var hits: [Hit]; var nextCursor: String?; var reset: Bool? }
-        struct Changed: Decodable { var hit: Hit }
-        struct Left: Decodable { var postId: String }
-        struct Refused: Decodable { var code: String; var field: String?; var detail: String }
-        let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any]
-        guard object?["id"] as? String == queryKey else { return nil }
-        let decoder = JSONDecoder()
-        switch type {
-        case "watch.opened":
-            let page = try decoder.decode(Opened.self, from: json)
-            defer { opened = true }
-            return .results(page.hits, nextCursor: page.nextCursor, reset: opened || page.reset == true)
-        case "watch.entered": return .entered(try decoder.decode(Changed.self, from: json).hit)
-        case "watch.changed": return .changed(try decoder.decode(Changed.self, from: json).hit)
-        case "watch.left": return .left(postId: try decoder.decode(Left.self, from: json).postId)
-        case "error", "watch.closed":
-            let refused = try decoder.decode(Refused.self, from: json)
-            throw HereaboutsError(code: refused.code, field: refused.field, detail: refused.detail)
-        default:
-            return nil
-        }
+    /// One member of a message, to decode as the type it holds.
+    private struct Member<Value: Decodable>: Decodable {
+        var value: Value
     }
 
-    /// The socket's name for the query: one query per socket, so one name does.
-    static let queryKey = "q"
+    /// The message's members when it is the query's, nil when not; its refusal
+    /// (`error`, or `watch.closed` when the server could not open it again), thrown.
+    static func ofQuery(type: String, json: Data) throws -> [String: Any]? {
+        struct Refused: Decodable { var code: String; var field: String?; var detail: String }
+        guard let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any], object["id"] as? String == queryKey else {
+            return nil
+        }
+        if type == "error" || type == "watch.closed" {
+            let refused = try JSONDecoder().decode(Refused.self, from: json)
+            throw HereaboutsError(code: refused.code, field: refused.field, detail: refused.detail)
+        }
+        return object
+    }
 
     static func message(_ member: String, _ query: [String: Any]) -> String {
         let object: [String: Any] = ["type": "watch", "id": queryKey, member: query]
@@ -101,15 +178,9 @@ extension Hereabouts {
     public func watch(near origin: SearchOrigin, radius: Double, query: String? = nil, kinds: [String] = [], tags: [String] = [],
                       openNow: Bool = false, pageSize: Int? = nil) -> LiveQuery {
         var search: [String: Any] = ["radius": radius]
-        switch origin {
-        case .coordinate(let latitude, let longitude):
-            search["lat"] = latitude
-            search["lon"] = longitude
-        case .place(let name):
-            search["place"] = name
-        }
+        Self.add(origin, to: &search)
         Self.addFilters(to: &search, query: query, kinds: kinds, tags: tags, openNow: openNow, pageSize: pageSize)
-        return LiveQuery(hereabouts: self, message: LiveQuery.message("search", search))
+        return LiveQuery(hereabouts: self, message: LiveSocket.message("search", search))
     }
 
     /// A live query over a box of latitudes and longitudes (a map's visible region;
@@ -118,7 +189,28 @@ extension Hereabouts {
                       kinds: [String] = [], tags: [String] = [], openNow: Bool = false, pageSize: Int? = nil) -> LiveQuery {
         var within: [String: Any] = ["minLat": minLatitude, "minLon": minLongitude, "maxLat": maxLatitude, "maxLon": maxLongitude]
         Self.addFilters(to: &within, query: query, kinds: kinds, tags: tags, openNow: openNow, pageSize: pageSize)
-        return LiveQuery(hereabouts: self, message: LiveQuery.message("within", within))
+        return LiveQuery(hereabouts: self, message: LiveSocket.message("within", within))
+    }
+
+    /// People whose home is within `radius` metres of `origin`, kept up to date: see
+    /// `LiveUsersQuery`. `attributes` must all match theirs (`["certification": "AOWD"]`).
+    public func watchUsers(near origin: SearchOrigin, radius: Double, attributes: [String: String] = [:],
+                           limit: Int? = nil) -> LiveUsersQuery {
+        var near: [String: Any] = ["radius": radius]
+        Self.add(origin, to: &near)
+        if !attributes.isEmpty { near["attributes"] = attributes }
+        if let limit { near["limit"] = limit }
+        return LiveUsersQuery(hereabouts: self, message: LiveSocket.message("usersNear", near))
+    }
+
+    private static func add(_ origin: SearchOrigin, to body: inout [String: Any]) {
+        switch origin {
+        case .coordinate(let latitude, let longitude):
+            body["lat"] = latitude
+            body["lon"] = longitude
+        case .place(let name):
+            body["place"] = name
+        }
     }
 
     private static func addFilters(to body: inout [String: Any], query: String?, kinds: [String], tags: [String], openNow: Bool,

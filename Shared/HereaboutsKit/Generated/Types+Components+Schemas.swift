@@ -338,6 +338,31 @@ extension Components {
                 case text
             }
         }
+        /// - Remark: Generated from `#/components/schemas/NearUser`.
+        public struct NearUser: Codable, Hashable, Sendable {
+            /// Metres to the home's cell, rounded up to 500.
+            ///
+            /// - Remark: Generated from `#/components/schemas/NearUser/distance`.
+            public var distance: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/NearUser/userId`.
+            public var userId: Swift.String
+            /// Creates a new `NearUser`.
+            ///
+            /// - Parameters:
+            ///   - distance: Metres to the home's cell, rounded up to 500.
+            ///   - userId:
+            public init(
+                distance: Swift.Double,
+                userId: Swift.String
+            ) {
+                self.distance = distance
+                self.userId = userId
+            }
+            public enum CodingKeys: String, CodingKey {
+                case distance
+                case userId
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Place`.
         public struct Place: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Place/admin1`.

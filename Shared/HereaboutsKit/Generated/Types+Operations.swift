@@ -10848,35 +10848,8 @@ public enum Operations {
                     public struct JsonPayload: Codable, Hashable, Sendable {
                         /// - Remark: Generated from `#/paths/v1/users/near/GET/responses/200/content/json/center`.
                         public var center: Components.Schemas.Center
-                        /// - Remark: Generated from `#/paths/v1/users/near/GET/responses/200/content/json/UsersPayload`.
-                        public struct UsersPayloadPayload: Codable, Hashable, Sendable {
-                            /// Metres to the home's cell, rounded up to 500.
-                            ///
-                            /// - Remark: Generated from `#/paths/v1/users/near/GET/responses/200/content/json/UsersPayload/distance`.
-                            public var distance: Swift.Double
-                            /// - Remark: Generated from `#/paths/v1/users/near/GET/responses/200/content/json/UsersPayload/userId`.
-                            public var userId: Swift.String
-                            /// Creates a new `UsersPayloadPayload`.
-                            ///
-                            /// - Parameters:
-                            ///   - distance: Metres to the home's cell, rounded up to 500.
-                            ///   - userId:
-                            public init(
-                                distance: Swift.Double,
-                                userId: Swift.String
-                            ) {
-                                self.distance = distance
-                                self.userId = userId
-                            }
-                            public enum CodingKeys: String, CodingKey {
-                                case distance
-                                case userId
-                            }
-                        }
                         /// - Remark: Generated from `#/paths/v1/users/near/GET/responses/200/content/json/users`.
-                        public typealias UsersPayload = [Operations.UsersNear.Output.Ok.Body.JsonPayload.UsersPayloadPayload]
-                        /// - Remark: Generated from `#/paths/v1/users/near/GET/responses/200/content/json/users`.
-                        public var users: Operations.UsersNear.Output.Ok.Body.JsonPayload.UsersPayload
+                        public var users: [Components.Schemas.NearUser]
                         /// Creates a new `JsonPayload`.
                         ///
                         /// - Parameters:
@@ -10884,7 +10857,7 @@ public enum Operations {
                         ///   - users:
                         public init(
                             center: Components.Schemas.Center,
-                            users: Operations.UsersNear.Output.Ok.Body.JsonPayload.UsersPayload
+                            users: [Components.Schemas.NearUser]
                         ) {
                             self.center = center
                             self.users = users

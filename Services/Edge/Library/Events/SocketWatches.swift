@@ -12,7 +12,9 @@ import Wire
 /// A watch geo no longer has (geo restarted; a lease ran out while geo was
 /// unreachable) or whose events came with a gap in `seq` is opened again, and the
 /// socket gets a fresh `watch.opened` with `"reset":true`: the app replaces what it
-/// holds with that page.
+/// holds with that page. A lost last event leaves no gap behind it: each renewal
+/// tells how many events geo has published, and a watch still short of that a few
+/// seconds later is opened again too.
 final class SocketWatches: Sendable {
     /// One watch of one socket.
     struct Entry: Sendable {
@@ -24,7 +26,18 @@ final class SocketWatches: Sendable {
         var watchId: String
         var seq = 0
         var renewedAt = Date()
+        /// Set when a renewal said geo had published more events than arrived.
+        var shortfall: Shortfall?
     }
+
+    /// Events geo said it had published (`seq`) that had not arrived when it said so.
+    struct Shortfall: Sendable {
+        let seq: Int
+        let since: Date
+    }
+
+    /// How long events geo has published may take to arrive before they count as lost.
+    static let arrivalGrace: TimeInterval = 2
 
     private struct State: Sendable {
         /// By geo's watch id.
@@ -153,25 +166,40 @@ final class SocketWatches: Sendable {
         }
     }
 
-    /// Renews the watches due, and forgets early events nobody claimed: every few
-    /// seconds, from the hub's sweep.
+    /// Renews the watches due, opens again those whose events were lost, and forgets
+    /// early events nobody claimed: every few seconds, from the hub's sweep.
     func sweep(now: Date = Date()) {
         let renewAfter = self.renewAfter
-        let due = state.withLock { state -> [(Entry, String)] in
+        let (due, short) = state.withLock { state -> ([(Entry, String)], [Entry]) in
             state.early = state.early.filter { now.timeIntervalSince($0.value[0].at) < 10 }
-            var due: [(Entry, String)] = []
-            for (watchId, entry) in state.entries where now.timeIntervalSince(entry.renewedAt) >= renewAfter {
-                guard let token = state.tokens[entry.socketID] else { continue }
+            var due: [(Entry, String)] = [], short: [Entry] = []
+            for (watchId, entry) in state.entries {
+                if let shortfall = entry.shortfall, now.timeIntervalSince(shortfall.since) >= Self.arrivalGrace {
+                    state.entries[watchId]?.shortfall = nil
+                    if entry.seq < shortfall.seq {
+                        state.entries[watchId] = nil
+                        short.append(entry)
+                        continue
+                    }
+                }
+                guard now.timeIntervalSince(entry.renewedAt) >= renewAfter, let token = state.tokens[entry.socketID] else { continue }
                 state.entries[watchId]?.renewedAt = now
                 due.append((entry, token))
             }
-            return due
+            return (due, short)
         }
+        for entry in short { Task { await reopen(entry) } }
         for (entry, token) in due {
             Task {
                 do {
-                    _ = try await call(GeoAPI.watchRenew.name, ["id": .string(entry.watchId), "lease": .number(.integer(Int64(Self.lease)))],
-                                       token: token)
+                    let reply = try await call(GeoAPI.watchRenew.name, ["id": .string(entry.watchId), "lease": .number(.integer(Int64(Self.lease)))],
+                                               token: token)
+                    if case .object(let watch)? = reply["watch"], case .number(let number)? = watch["seq"], let published = Int(exactly: number.doubleValue) {
+                        state.withLock { state in
+                            guard let current = state.entries[entry.watchId], current.seq < published, current.shortfall == nil else { return }
+                            state.entries[entry.watchId]?.shortfall = Shortfall(seq: published, since: Date())
+                        }
+                    }
                 } catch let error as ServiceError where error.code == .notFound {
                     await reopen(entry)
                 } catch {
@@ -195,6 +223,7 @@ final class SocketWatches: Sendable {
                 renewed.watchId = watchId
                 renewed.seq = 0
                 renewed.renewedAt = Date()
+                renewed.shortfall = nil
                 state.entries[entry.watchId] = nil
                 state.entries[watchId] = renewed
                 state.keys[entry.socketID]?[entry.key] = watchId

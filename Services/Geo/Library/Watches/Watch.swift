@@ -65,7 +65,7 @@ struct Watch: Sendable {
     }
 
     var info: WatchInfo {
-        WatchInfo(id: id, expiresAt: expiresAt, topic: GeoAPI.watchTopic(userId: owner))
+        WatchInfo(id: id, expiresAt: expiresAt, topic: GeoAPI.watchTopic(userId: owner), seq: seq)
     }
 }
 
