@@ -32,7 +32,7 @@ struct WatchRelayTests {
         try upstream.wait(for: "geo", to: try upstream.catalogueLastSeq()) { try geo.postFollower.cursor() }
         // Renewals say one event was published; when it has not come a moment later,
         // the watch is opened again and the socket gets the list as it is now.
-        let reset = try await eventually("reset after the lost event", seconds: 15) {
+        let reset = try await eventually("reset after the lost event", seconds: 60) {
             watches.sweep(now: Date().addingTimeInterval(SocketWatches.arrivalGrace + 1))
             return channel.texts.dropFirst().first
         }
