@@ -399,7 +399,7 @@ let package = Package(
         .testTarget(
             name: "EdgeTests",
             dependencies: [
-                "Edge", "Contracts", "Wire", "Geo", "StackFixtures", "ServiceKitTesting", "ServiceClient",
+                "Edge", "Contracts", "Wire", "Geo", "StackFixtures", "ServiceKitTesting", "ServiceClient", "EdgeFixtures",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

@@ -92,7 +92,9 @@ final class UpdateRecorder<Update: Sendable> {
     init<Query: AsyncSequence & Sendable>(_ query: Query, logs: StackLogs) where Query.Element == Update {
         let received = self.received
         self.logs = logs
-        reader = Task {
+        // A thread of its own, as `onOwnThread`: suites beside this one block the
+        // cooperative threads, and a reader waiting for a turn would read nothing.
+        reader = Task(executorPreference: ThreadExecutor(name: "update-recorder")) {
             do {
                 for try await update in query { received.state.withLock { $0.updates.append(update) } }
                 received.state.withLock { $0.end = "ended" }
