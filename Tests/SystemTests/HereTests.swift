@@ -324,14 +324,7 @@ struct HereTests {
         let seller = stack.client.signed(try stack.register("bikes@example.org").accessToken)
         let watcher = try ChildProcess("here", arguments: ["search", "bike", "--near", "52.0907,5.1214", "--radius", "2km", "--watch"],
                                        environment: stack.environment, log: stack.directory.appendingPathComponent("watch.log"))
-        func logShows(_ text: String) -> Bool {
-            let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline {
-                if watcher.logText.contains(text) { return true }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-            return false
-        }
+        func logShows(_ text: String) -> Bool { watcher.logShows(text) }
         try #require(logShows("watching for changes"), "\(watcher.logText)")
         #expect(watcher.logText.contains("0 within 2.0 km of 52.0907,5.1214"), "\(watcher.logText)")
 
@@ -362,14 +355,7 @@ struct HereTests {
         let watcher = try ChildProcess("here", arguments: ["divers", "near", "51.4988,3.6136", "--radius", "30km", "--attr", "certification=AOWD",
                                                            "--watch"],
                                        environment: stack.environment, log: stack.directory.appendingPathComponent("watch.log"))
-        func logShows(_ text: String) -> Bool {
-            let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline {
-                if watcher.logText.contains(text) { return true }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-            return false
-        }
+        func logShows(_ text: String) -> Bool { watcher.logShows(text) }
         try #require(logShows("watching for changes"), "\(watcher.logText)")
         #expect(watcher.logText.contains("0 near 51.4988,3.6136"), "\(watcher.logText)")
 
@@ -383,5 +369,17 @@ struct HereTests {
         kill(watcher.process.processIdentifier, SIGINT)
         watcher.process.waitUntilExit()
         #expect(watcher.process.terminationStatus == 0, "\(watcher.logText)")
+    }
+}
+
+extension ChildProcess {
+    /// Whether the process's output shows `text` within `seconds`.
+    func logShows(_ text: String, within seconds: TimeInterval = 30) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if logText.contains(text) { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return false
     }
 }
