@@ -294,7 +294,7 @@ let package = Package(
         // MARK: Tests
         .testTarget(
             name: "ZeroMQTests",
-            dependencies: ["ZeroMQ"],
+            dependencies: ["TestThreads", "ZeroMQ"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -320,7 +320,7 @@ let package = Package(
         .testTarget(
             name: "ServiceKitTests",
             dependencies: [
-                "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
+                "TestThreads", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -330,7 +330,7 @@ let package = Package(
         .testTarget(
             name: "AuthTests",
             dependencies: [
-                "Auth", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire",
+                "TestThreads", "Auth", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire",
                 "Contracts",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -341,7 +341,7 @@ let package = Package(
         .testTarget(
             name: "CatalogueTests",
             dependencies: [
-                "Catalogue", "Auth", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
+                "TestThreads", "Catalogue", "Auth", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
                 "OpeningHours", "Imaging",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -358,7 +358,7 @@ let package = Package(
         .testTarget(
             name: "GeoTests",
             dependencies: [
-                "Geo", "Catalogue", "Auth", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
+                "TestThreads", "Geo", "Catalogue", "Auth", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
                 "OpeningHours", "StackFixtures",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -368,7 +368,7 @@ let package = Package(
         .testTarget(
             name: "FavouritesTests",
             dependencies: [
-                "Favourites", "StackFixtures", "ServiceKit", "ServiceKitTesting", "ServiceClient", "Wire", "Contracts",
+                "TestThreads", "Favourites", "StackFixtures", "ServiceKit", "ServiceKitTesting", "ServiceClient", "Wire", "Contracts",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
@@ -376,14 +376,25 @@ let package = Package(
         .testTarget(
             name: "ChatTests",
             dependencies: [
-                "Chat", "StackFixtures", "ServiceKit", "ServiceKitTesting", "ServiceClient", "Wire", "Contracts", "ZeroMQ",
+                "TestThreads", "Chat", "StackFixtures", "ServiceKit", "ServiceKitTesting", "ServiceClient", "Wire", "Contracts", "ZeroMQ",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "StackClient", "Contracts", "Wire"],
+            dependencies: ["TestThreads", "Gateway", "StackClient", "Contracts", "Wire"],
+            swiftSettings: swiftSettings
+        ),
+        // Tests that block run on threads of their own (`.ownThread`), not on Swift's cooperative threads.
+        .target(
+            name: "TestThreads",
+            path: "Tests/TestThreads",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TestThreadsTests",
+            dependencies: ["TestThreads"],
             swiftSettings: swiftSettings
         ),
         // The stack as apps meet it over HTTP and WebSocket: `here up` with the edge, and clients of it.
@@ -399,7 +410,7 @@ let package = Package(
         .testTarget(
             name: "EdgeTests",
             dependencies: [
-                "Edge", "Contracts", "Wire", "Geo", "StackFixtures", "ServiceKitTesting", "ServiceClient", "EdgeFixtures",
+                "TestThreads", "Edge", "Contracts", "Wire", "Geo", "StackFixtures", "ServiceKitTesting", "ServiceClient", "EdgeFixtures",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -409,7 +420,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SystemTests",
-            dependencies: ["ServiceClient", "ServiceKitTesting", "EdgeFixtures", "ServiceKit", "StackClient", "Contracts", "Wire", "ZeroMQ",
+            dependencies: ["TestThreads", "ServiceClient", "ServiceKitTesting", "EdgeFixtures", "ServiceKit", "StackClient", "Contracts", "Wire", "ZeroMQ",
                            "Imaging",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket")],
@@ -435,7 +446,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HereaboutsKitTests",
-            dependencies: ["HereaboutsKit", "EdgeFixtures", "ServiceKitTesting", "Contracts"],
+            dependencies: ["TestThreads", "HereaboutsKit", "EdgeFixtures", "ServiceKitTesting", "Contracts"],
             swiftSettings: swiftSettings
         ),
         // MARK: Fuzzing (`make fuzz` builds HereaboutsFuzz with libFuzzer; `make test` replays the corpus)
@@ -457,7 +468,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FuzzCorpusTests",
-            dependencies: ["RequestFuzzing", "Wire"],
+            dependencies: ["TestThreads", "RequestFuzzing", "Wire"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

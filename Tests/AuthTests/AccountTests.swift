@@ -1,10 +1,11 @@
 import Contracts
 import Foundation
 import JWTKit
+import TestThreads
 import Testing
 import Wire
 
-@Suite("Registering and logging in")
+@Suite("Registering and logging in", .ownThread)
 struct AccountTests {
     @Test("register returns the user, a 15-minute access token and a refresh token")
     func register() throws {
@@ -147,7 +148,7 @@ struct AccountTests {
     }
 }
 
-@Suite("Sessions and refresh tokens")
+@Suite("Sessions and refresh tokens", .ownThread)
 struct SessionTests {
     @Test("refresh gives a new pair and spends the old refresh token")
     func refresh() throws {

@@ -4,10 +4,11 @@ import GRDB
 import ServiceClient
 import ServiceKit
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 
-@Suite("Following auth.changes")
+@Suite("Following auth.changes", .ownThread)
 struct FollowerTests {
     /// A follower's own database that counts how often each change is applied.
     private func followerDatabase(_ auth: AuthFixture) throws -> ServiceDatabase {
@@ -105,7 +106,7 @@ struct FollowerTests {
     }
 }
 
-@Suite("Verifying auth's tokens in another service")
+@Suite("Verifying auth's tokens in another service", .ownThread)
 struct OtherServiceTokenTests {
     @Test("a service fetches auth's key on first need and verifies its tokens")
     func fetchesFromAuth() throws {

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import JWTKit
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 
@@ -160,7 +161,7 @@ private let bodyCases: [HostileCase] = [
                 expected: "invalid_argument ids[0]"),
 ]
 
-@Suite("Malformed and hostile requests")
+@Suite("Malformed and hostile requests", .ownThread)
 struct HostileRequestTests {
     static let cases = envelopeCases + tokenCases + bodyCases
 

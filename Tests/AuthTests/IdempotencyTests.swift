@@ -5,10 +5,11 @@ import ServiceClient
 import ServiceKit
 import ServiceKitTesting
 import Synchronization
+import TestThreads
 import Testing
 import Wire
 
-@Suite("Retried requests")
+@Suite("Retried requests", .ownThread)
 struct IdempotencyTests {
     @Test("the same auth.register id twice gives the same user and session, and makes one user")
     func registerTwice() throws {
@@ -119,7 +120,7 @@ struct IdempotencyTests {
     }
 }
 
-@Suite("The auth runtime")
+@Suite("The auth runtime", .ownThread)
 struct AuthRuntimeTests {
     @Test("health answers while every hashing thread is busy with logins")
     func healthDuringLoginStorm() throws {

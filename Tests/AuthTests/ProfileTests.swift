@@ -1,10 +1,11 @@
 import Contracts
 import Foundation
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 
-@Suite("Profiles, avatars and locations")
+@Suite("Profiles, avatars and locations", .ownThread)
 struct ProfileTests {
     @Test("a profile update sets, clears and keeps fields, and replaces attributes")
     func profileUpdate() throws {
@@ -164,7 +165,7 @@ struct ProfileTests {
     }
 }
 
-@Suite("Deleting an account and the change feed")
+@Suite("Deleting an account and the change feed", .ownThread)
 struct DeleteAndFeedTests {
     @Test("delete needs the password, then the user is gone for good")
     func delete() throws {

@@ -3,10 +3,11 @@ import Foundation
 import ServiceClient
 import ServiceKit
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 
-@Suite("What a replayed or stale request cannot take")
+@Suite("What a replayed or stale request cannot take", .ownThread)
 struct TakeoverTests {
     @Test("a second auth.anonymous with the same id makes a new user: it never hands over the first one's session")
     func anonymousReplay() throws {
@@ -51,7 +52,7 @@ struct TakeoverTests {
     }
 }
 
-@Suite("Budgets of wrong passwords")
+@Suite("Budgets of wrong passwords", .ownThread)
 struct PasswordBudgetTests {
     private func login(_ auth: AuthFixture, _ login: String, _ password: String, from origin: String) -> ErrorCode? {
         do {

@@ -4,11 +4,12 @@ import GRDB
 import ServiceClient
 import ServiceKit
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 import ZeroMQ
 
-@Suite("The catalogue feed")
+@Suite("The catalogue feed", .ownThread)
 struct FeedTests {
     @Test("after 1,000 mixed changes a follower from seq 0 ends with exactly the current posts")
     func rebuildFromZero() throws {
@@ -86,7 +87,7 @@ struct FeedTests {
     }
 }
 
-@Suite("Users deleted in auth")
+@Suite("Users deleted in auth", .ownThread)
 struct DeletedUserTests {
     @Test("a deleted user's posts, ratings and trips go, each post deletion on the feed, and their token is refused")
     func deletion() throws {
@@ -119,7 +120,7 @@ struct DeletedUserTests {
     }
 }
 
-@Suite("Per-user write limits")
+@Suite("Per-user write limits", .ownThread)
 struct RateLimitTests {
     @Test("a user over the write rate is refused with rate_limited and a retry time; others are not")
     func rateLimited() throws {

@@ -1,10 +1,11 @@
 import Contracts
 import Crypto
 import Foundation
+import TestThreads
 import Testing
 import Wire
 
-@Suite("Malformed and hostile catalogue requests")
+@Suite("Malformed and hostile catalogue requests", .ownThread)
 struct CatalogueHostileTests {
     private func request(_ op: String, _ body: String, token: String? = nil) -> Data {
         let tokenPart = token.map { ",\"token\":\"\($0)\"" } ?? ""

@@ -2,12 +2,13 @@ import Contracts
 import GRDB
 import Foundation
 import Imaging
+import TestThreads
 import Testing
 import ServiceKitTesting
 import Wire
 @testable import Catalogue
 
-@Suite("Importing a feed")
+@Suite("Importing a feed", .ownThread)
 struct ImportTests {
     private func feed(_ count: Int, text: String = "") -> [PostDraft] {
         (0..<count).map { index in
@@ -93,7 +94,7 @@ struct ImportTests {
     }
 }
 
-@Suite("Images")
+@Suite("Images", .ownThread)
 struct ImageTests {
     @Test("an owner adds real JPEG, PNG and WebP images; their type and size come from the bytes")
     func addAndGet() throws {
@@ -188,7 +189,7 @@ struct ImageTests {
     }
 }
 
-@Suite("Ratings")
+@Suite("Ratings", .ownThread)
 struct RatingTests {
     @Test("one rating per user per post, changeable; the post carries average and count; the version stays")
     func ratings() throws {

@@ -1,9 +1,10 @@
 import Contracts
 import Foundation
+import TestThreads
 import Testing
 import Wire
 
-@Suite("Posts")
+@Suite("Posts", .ownThread)
 struct PostTests {
     @Test("a registered user creates a post with every field, normalised and stored")
     func create() throws {

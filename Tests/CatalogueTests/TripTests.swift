@@ -1,9 +1,10 @@
 import Contracts
 import Foundation
+import TestThreads
 import Testing
 import Wire
 
-@Suite("Trips")
+@Suite("Trips", .ownThread)
 struct TripTests {
     @Test("a trip is created, listed for its owner and invitees, and shown to members only")
     func tripFlow() throws {

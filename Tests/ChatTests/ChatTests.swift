@@ -6,6 +6,7 @@ import ServiceClient
 import ServiceKit
 import ServiceKitTesting
 import StackFixtures
+import TestThreads
 import Testing
 import Wire
 import ZeroMQ
@@ -47,7 +48,7 @@ final class ChatFixture {
     }
 }
 
-@Suite("Chat through the socket")
+@Suite("Chat through the socket", .ownThread)
 struct ChatTests {
     @Test("one conversation per pair, seq per conversation, unread counts follow the read mark, paging by before/after")
     func conversation() throws {

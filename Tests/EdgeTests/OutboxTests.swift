@@ -1,11 +1,12 @@
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 @testable import Edge
 
 /// A socket whose reader is too slow is closed, never allowed to grow the edge's
 /// memory: at most `EdgeSettings.socketBacklog` of its events are unwritten at once.
-@Suite("A socket's outbox")
+@Suite("A socket's outbox", .ownThread)
 struct OutboxTests {
     /// A socket's channel as the outbox sees it: texts handed to it, written when
     /// the test says so, and how often it was asked to close the socket.

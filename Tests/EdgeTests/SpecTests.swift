@@ -1,13 +1,14 @@
 import Foundation
 import HTTPTypes
 import Logging
+import TestThreads
 import Testing
 import Contracts
 @testable import Edge
 
 /// `Docs/openapi.yaml` and the routes the edge serves must not drift apart: a route
 /// in one and not the other fails here.
-@Suite("The OpenAPI document and the edge's routes")
+@Suite("The OpenAPI document and the edge's routes", .ownThread)
 struct SpecTests {
     static let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Docs/openapi.yaml")

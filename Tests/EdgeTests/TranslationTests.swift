@@ -2,13 +2,14 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import TestThreads
 import Testing
 import Wire
 @testable import Edge
 
 /// How the edge turns HTTP into ops and replies back, piece by piece (the system
 /// tests drive the same through real processes).
-@Suite("HTTP to ops and back")
+@Suite("HTTP to ops and back", .ownThread)
 struct TranslationTests {
     @Test("a service's error becomes the problem and status of EDGE.md's table")
     func problems() throws {

@@ -6,21 +6,16 @@ import Foundation
 import ServiceClient
 import ServiceKitTesting
 import StackFixtures
+import TestThreads
 import Testing
 import Wire
 
 /// The edge's half of live queries against a real geo (with auth and catalogue)
 /// in this process: what the edge does when geo's events do not all arrive.
-@Suite("The edge's watches against geo")
+@Suite("The edge's watches against geo", .ownThread)
 struct WatchRelayTests {
     @Test("an event lost on the way, with none after it to show the gap, is found at the next renewal: fresh results")
     func lostLastEvent() async throws {
-        // The edge's renewals run as tasks: on a thread of their own, since suites beside
-        // this one block the cooperative threads (they did in CI, for minutes).
-        try await withTaskExecutorPreference(ThreadExecutor(name: "watch-relay")) { try await lostLastEventOnOwnThread() }
-    }
-
-    private func lostLastEventOnOwnThread() async throws {
         let upstream = try Upstream()
         let geo = try GeoService(settings: try upstream.stack.settings(for: "geo"), logger: TestStack.logger("geo"))
         try upstream.stack.start(geo)

@@ -6,6 +6,7 @@ import ServiceClient
 import ServiceKit
 import ServiceKitTesting
 import StackFixtures
+import TestThreads
 import Testing
 import Wire
 
@@ -51,7 +52,7 @@ final class FavouritesFixture {
     }
 }
 
-@Suite("Favourites through the socket")
+@Suite("Favourites through the socket", .ownThread)
 struct FavouritesTests {
     @Test("add is idempotent, remove too; list is newest first with total and pages that neither repeat nor skip; contains")
     func lists() throws {
@@ -185,7 +186,7 @@ struct FavouritesTests {
     }
 }
 
-@Suite("Favourites' readiness")
+@Suite("Favourites' readiness", .ownThread)
 struct FavouritesReadinessTests {
     @Test("favourites is not ready while it cannot follow catalogue's feed, and says which feed")
     func notReadyWithoutCatalogue() throws {

@@ -1,11 +1,12 @@
 import Foundation
 import RequestFuzzing
+import TestThreads
 import Testing
 import Wire
 
 /// Every input of the committed fuzz corpus (the seeds, and what `make fuzz` kept
 /// for reaching new code) answered by the five services as the protocol promises.
-@Suite struct CorpusReplayTests {
+@Suite(.ownThread) struct CorpusReplayTests {
     static let corpus = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fuzzing/Corpus")

@@ -2,10 +2,11 @@ import Contracts
 import Foundation
 @testable import Gateway
 import StackClient
+import TestThreads
 import Testing
 import Wire
 
-@Suite("here's pieces")
+@Suite("here's pieces", .ownThread)
 struct GatewayTests {
     @Test("an iCalendar event: CRLF, all-day dates with an exclusive end, escaped text, lines folded at 75 octets")
     func icalendar() throws {

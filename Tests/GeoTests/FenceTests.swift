@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 @testable import Geo
+import TestThreads
 import Testing
 import Wire
 import ZeroMQ
@@ -10,7 +11,7 @@ private func north(_ lat: Double, _ lon: Double, _ metres: Double) -> (lat: Doub
     (lat + metres / GeoRules.earthRadius * 180 / .pi, lon)
 }
 
-@Suite("Geofences")
+@Suite("Geofences", .ownThread)
 struct FenceTests {
     @Test("the rule: enter at ≤ r, stay in the band up to 1.1 r, leave beyond it; a fence that is gone is left")
     func rule() {

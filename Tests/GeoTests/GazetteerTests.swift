@@ -1,10 +1,11 @@
 import Contracts
 import Foundation
 @testable import Geo
+import TestThreads
 import Testing
 import Wire
 
-@Suite("The gazetteer: place names, nearest places, countries")
+@Suite("The gazetteer: place names, nearest places, countries", .ownThread)
 struct GazetteerTests {
     static let gazetteer: Gazetteer = {
         // The shipped file; a test that cannot read it fails here.

@@ -1,9 +1,10 @@
 import Contracts
 import Foundation
+import TestThreads
 import Testing
 import Wire
 
-@Suite("Malformed and hostile geo requests")
+@Suite("Malformed and hostile geo requests", .ownThread)
 struct GeoHostileTests {
     private func request(_ op: String, _ body: String) -> Data {
         Data(#"{"v":1,"id":"hostile-1","op":"geo.\#(op)","body":\#(body)}"#.utf8)

@@ -3,10 +3,11 @@ import Foundation
 @testable import Geo
 import ServiceClient
 import ServiceKit
+import TestThreads
 import Testing
 import Wire
 
-@Suite("Geo through its socket, following catalogue")
+@Suite("Geo through its socket, following catalogue", .ownThread)
 struct GeoServiceTests {
     static let utrecht = (lat: 52.0907, lon: 5.1214)
     static func at(_ text: String) -> Date { Timestamp.parse(text)! }

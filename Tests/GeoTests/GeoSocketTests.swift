@@ -1,12 +1,13 @@
 import Contracts
 import Foundation
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 
 /// What the index tests check in-process, asked again as a client asks: through the
 /// socket, against brute force over the posts the test made.
-@Suite("geo over the socket: pages, nearest, reverse")
+@Suite("geo over the socket: pages, nearest, reverse", .ownThread)
 struct GeoSocketTests {
     struct Made {
         let post: Post

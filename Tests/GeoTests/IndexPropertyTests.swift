@@ -2,12 +2,13 @@ import Contracts
 import Foundation
 import ServiceKitTesting
 @testable import Geo
+import TestThreads
 import Testing
 import Wire
 
 /// The index against brute force: every answer must equal what a scan of all posts
 /// with the haversine distance gives, ties by id, near the poles and across 180°.
-@Suite("The post index against brute force")
+@Suite("The post index against brute force", .ownThread)
 struct IndexPropertyTests {
     static let words = ["burger", "burrito", "pizza", "sushi", "museum", "park", "kayak", "reef", "café", "köln"]
     static let kinds = ["offer", "restaurant", "sight", "tip"]

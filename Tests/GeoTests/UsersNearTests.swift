@@ -2,10 +2,11 @@ import Contracts
 import Foundation
 @testable import Geo
 import ServiceKit
+import TestThreads
 import Testing
 import Wire
 
-@Suite("geo.users.near, following auth")
+@Suite("geo.users.near, following auth", .ownThread)
 struct UsersNearTests {
     @Test("discoverable homes are found in 500 m bands with attribute filters; private, moved and deleted users are not")
     func usersNear() throws {

@@ -1,7 +1,8 @@
 @testable import Geo
+import TestThreads
 import Testing
 
-@Suite("Vocabulary prefix lookups")
+@Suite("Vocabulary prefix lookups", .ownThread)
 struct VocabularyTests {
     @Test("words found by prefix equal a scan of all words, across merges of recent words into the sorted run")
     func prefixes() {
@@ -61,7 +62,7 @@ struct VocabularyTests {
     }
 }
 
-@Suite("A post's word ids")
+@Suite("A post's word ids", .ownThread)
 struct WordIDTests {
     @Test("are kept ascending and each once, as a set would keep them", arguments: [
         [], [7], [3, 3], [5, 1, 5, 2, 1, 9], [4, 3, 2, 1], [1, 1, 1, 1, 2],

@@ -3,13 +3,14 @@ import Foundation
 @testable import Geo
 import ServiceKitTesting
 import Synchronization
+import TestThreads
 import Testing
 import Wire
 
 /// Watches against brute force: after every batch, each watch's first page with its
 /// events applied in order must be exactly the posts a scan of all of them finds, and
 /// each hit what a fresh search gives; near the poles and across 180° too.
-@Suite("Watches against brute force")
+@Suite("Watches against brute force", .ownThread)
 struct WatchPropertyTests {
     typealias Seeded = IndexPropertyTests.Seeded
 

@@ -2,13 +2,14 @@ import Contracts
 import Foundation
 @testable import Geo
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 import ZeroMQ
 
 /// Watches through geo's sockets: opened, fed by catalogue's changes, renewed,
 /// closed and expired, with their events on geo's PUB socket.
-@Suite("Watches through the socket")
+@Suite("Watches through the socket", .ownThread)
 struct WatchSocketTests {
     /// A subscriber to one user's watch topic.
     final class Events {

@@ -9,13 +9,6 @@ func kit(_ port: Int, store: MemorySessionStore = MemorySessionStore()) -> Herea
     Hereabouts(baseURL: URL(string: "http://127.0.0.1:\(port)")!, sessionStore: store)
 }
 
-/// Runs `body` on a thread of its own: the system tests beside these block
-/// cooperative threads, and a kit call waiting for a turn would see its socket's
-/// deadlines pass.
-func onOwnThread<Value: Sendable>(_ name: String, _ body: @Sendable () async throws -> Value) async throws -> Value {
-    try await withTaskExecutorPreference(ThreadExecutor(name: name)) { try await body() }
-}
-
 /// The first event that `matches` within `seconds`, or nil.
 func firstEvent(_ iterator: inout AsyncThrowingStream<LiveEvent, any Error>.AsyncIterator, within seconds: Double,
                 where matches: (LiveEvent) -> Bool) async throws -> LiveEvent? {
@@ -92,9 +85,7 @@ final class UpdateRecorder<Update: Sendable> {
     init<Query: AsyncSequence & Sendable>(_ query: Query, logs: StackLogs) where Query.Element == Update {
         let received = self.received
         self.logs = logs
-        // A thread of its own, as `onOwnThread`: suites beside this one block the
-        // cooperative threads, and a reader waiting for a turn would read nothing.
-        reader = Task(executorPreference: ThreadExecutor(name: "update-recorder")) {
+        reader = Task {
             do {
                 for try await update in query { received.state.withLock { $0.updates.append(update) } }
                 received.state.withLock { $0.end = "ended" }

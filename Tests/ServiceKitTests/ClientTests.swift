@@ -4,11 +4,12 @@ import ServiceClient
 import ServiceKit
 import ServiceKitTesting
 import Synchronization
+import TestThreads
 import Testing
 import Wire
 import ZeroMQ
 
-@Suite("The Lazy Pirate client")
+@Suite("The Lazy Pirate client", .ownThread)
 struct ClientTests {
     @Test("a service that does not answer is unavailable after the bounded tries")
     func unavailable() throws {
@@ -54,7 +55,7 @@ struct ClientTests {
     }
 }
 
-@Suite("Token verification")
+@Suite("Token verification", .ownThread)
 struct TokenVerifierTests {
     @Test("keys are fetched when a token names an unknown kid, at most once per interval")
     func fetchesKeys() throws {
@@ -134,7 +135,7 @@ struct Curve25519Key {
     }
 }
 
-@Suite("The multiplexed client (the edge's)")
+@Suite("The multiplexed client (the edge's)", .ownThread)
 struct AsyncClientTests {
     /// A request id comes back when a client retries after a lost answer (an HTTP
     /// `Idempotency-Key`). The tries of the answered requests with that id must not

@@ -4,11 +4,12 @@ import Logging
 import ServiceClient
 import ServiceKit
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 import ZeroMQ
 
-@Suite("What the runtime keeps to itself")
+@Suite("What the runtime keeps to itself", .ownThread)
 struct HardeningTests {
     private func start() throws -> (TestStack, ToyService, ServiceClient) {
         let stack = try TestStack()

@@ -5,10 +5,11 @@ import ServiceClient
 import ServiceKit
 import ServiceKitTesting
 import Synchronization
+import TestThreads
 import Testing
 import Wire
 
-@Suite("The request server")
+@Suite("The request server", .ownThread)
 struct ServerTests {
     private func start(poolCapacity: Int = 16) throws -> (TestStack, ToyService, ServiceClient) {
         let stack = try TestStack()
@@ -209,7 +210,7 @@ struct ServerTests {
     }
 }
 
-@Suite("The change outbox")
+@Suite("The change outbox", .ownThread)
 struct OutboxTests {
     @Test("recording an entity again replaces its earlier change with a newer seq")
     func compaction() throws {

@@ -2,9 +2,10 @@ import Contracts
 import Foundation
 import Logging
 import ServiceKit
+import TestThreads
 import Testing
 
-@Suite("Service settings")
+@Suite("Service settings", .ownThread)
 struct SettingsTests {
     @Test("defaults: the stack's ports and the per-user data directory")
     func defaults() throws {

@@ -2,9 +2,10 @@ import Foundation
 import GRDB
 @testable import ServiceKit
 import Synchronization
+import TestThreads
 import Testing
 
-@Suite("A service's database")
+@Suite("A service's database", .ownThread)
 struct StorageTests {
     private func openDatabase() throws -> (ServiceDatabase, URL) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hb-storage-\(UUID().uuidString)")

@@ -2,10 +2,11 @@ import Contracts
 import Foundation
 import ServiceClient
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 
-@Suite("The auth-service executable", .serialized)
+@Suite("The auth-service executable", .serialized, .ownThread)
 struct AuthProcessTests {
     @Test("it starts, serves accounts, stops on SIGTERM, and keeps its users and key across a restart")
     func lifecycle() throws {

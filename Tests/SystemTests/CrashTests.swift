@@ -4,10 +4,11 @@ import GRDB
 import ServiceClient
 import ServiceKitTesting
 import Synchronization
+import TestThreads
 import Testing
 import Wire
 
-@Suite("kill -9 under here up", .serialized)
+@Suite("kill -9 under here up", .serialized, .ownThread)
 struct CrashTests {
     /// The pid of `executable` among `parent`'s children, from /proc.
     static func child(named executable: String, of parent: Int32) -> Int32? {

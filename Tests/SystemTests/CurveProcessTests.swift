@@ -2,11 +2,12 @@ import Contracts
 import Foundation
 import ServiceClient
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 import ZeroMQ
 
-@Suite("CurveZMQ between processes", .serialized)
+@Suite("CurveZMQ between processes", .serialized, .ownThread)
 struct CurveProcessTests {
     @Test("with HEREABOUTS_KEYS_DIR, a service admits only listed keys: plaintext and unlisted clients get nothing; catalogue verifies tokens over CURVE")
     func allowList() throws {

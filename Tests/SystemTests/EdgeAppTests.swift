@@ -3,6 +3,7 @@ import EdgeFixtures
 import Foundation
 import ServiceKitTesting
 import StackClient
+import TestThreads
 import Testing
 import Wire
 
@@ -23,7 +24,7 @@ func eventually<T>(_ what: String, _ body: () throws -> T?) throws -> T {
 
 /// Each seed app's main flow, as its phone app would go through it: over HTTP and
 /// the events WebSocket, against `here up` running the five services and the edge.
-@Suite("The seed apps over HTTP", .serialized)
+@Suite("The seed apps over HTTP", .serialized, .ownThread)
 struct EdgeAppTests {
     @Test("marketplace: a provider posts an offer with a photo; a seeker finds it near a named place, as JSON and GeoJSON, and saves it with the provider's contact")
     func marketplace() throws {

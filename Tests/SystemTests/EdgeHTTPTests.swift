@@ -2,12 +2,13 @@ import Contracts
 import EdgeFixtures
 import Foundation
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 
 /// What HTTP adds to the ops, through the real processes: retries applied once,
 /// conditional requests, problems, limits, and a service that stops answering.
-@Suite("The edge's HTTP", .serialized)
+@Suite("The edge's HTTP", .serialized, .ownThread)
 struct EdgeHTTPTests {
     @Test("a write retried with the same Idempotency-Key is applied once and answered the same; the key with another body is 409")
     func idempotency() throws {

@@ -2,12 +2,13 @@ import Contracts
 import EdgeFixtures
 import Foundation
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 
 /// What a hostile or broken client sends the edge: each gets a clean error or a
 /// close, never a hang or a crash, and the edge serves everyone else throughout.
-@Suite("Hostile HTTP at the edge", .serialized)
+@Suite("Hostile HTTP at the edge", .serialized, .ownThread)
 struct EdgeHostileTests {
     /// Sends `bytes` on a fresh connection and reads what comes back until the edge closes it (10 s at most).
     static func exchange(_ port: Int, _ bytes: Data) throws -> (text: String, closed: Bool) {

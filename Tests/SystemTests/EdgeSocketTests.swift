@@ -2,12 +2,13 @@ import Contracts
 import EdgeFixtures
 import Foundation
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 
 /// The events WebSocket's rules (EDGE.md), through the real processes: the token
 /// first and renewed, closes with their codes, limits per user and in all.
-@Suite("The events WebSocket", .serialized)
+@Suite("The events WebSocket", .serialized, .ownThread)
 struct EdgeSocketTests {
     /// A WebSocket upgrade request, raw, for what a refused one is answered.
     static func upgrade(_ port: Int, token: String? = nil) throws -> HTTPReply {

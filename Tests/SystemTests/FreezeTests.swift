@@ -2,10 +2,11 @@ import Contracts
 import Foundation
 import ServiceClient
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 
-@Suite("A frozen service", .serialized)
+@Suite("A frozen service", .serialized, .ownThread)
 struct FreezeTests {
     @Test("while auth is stopped (SIGSTOP) callers get unavailable within their timeout; after SIGCONT the same client works again")
     func stopAndContinue() throws {

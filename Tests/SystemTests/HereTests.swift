@@ -2,6 +2,7 @@ import Contracts
 import EdgeFixtures
 import Foundation
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 
@@ -23,7 +24,7 @@ private func here(_ arguments: [String], environment: [String: String], stdin: S
     return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
 }
 
-@Suite("The here gateway", .serialized)
+@Suite("The here gateway", .serialized, .ownThread)
 struct HereTests {
     @Test("here up starts and supervises the five services; status, call, accounts, places and search work through it; Ctrl-C stops all")
     func upAndFlows() throws {

@@ -2,11 +2,12 @@ import Contracts
 import Foundation
 import ServiceClient
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 import ZeroMQ
 
-@Suite("Retries across a crash", .serialized)
+@Suite("Retries across a crash", .serialized, .ownThread)
 struct RetryProcessTests {
     @Test("a create whose reply is lost to a kill -9 (before or after its commit), retried with the same id after the restart, is applied exactly once")
     func lostReplies() throws {

@@ -2,13 +2,14 @@ import Contracts
 import Foundation
 import ServiceClient
 import ServiceKitTesting
+import TestThreads
 import Testing
 import Wire
 import ZeroMQ
 
 /// The five service executables as `here up` will run them: separate processes
 /// sharing a data directory, finding each other through `HEREABOUTS_*` endpoints.
-@Suite("The five services as processes", .serialized)
+@Suite("The five services as processes", .serialized, .ownThread)
 struct StackProcessTests {
     @Test("a marketplace seeker, a tour guide and two divers go through their flows across all five processes, which stop on SIGTERM")
     func flows() throws {

@@ -1,8 +1,9 @@
 import Foundation
+import TestThreads
 import Testing
 import ZeroMQ
 
-@Suite("ZeroMQ sockets")
+@Suite("ZeroMQ sockets", .ownThread)
 struct SocketTests {
     let context = Context.shared
 
@@ -118,7 +119,7 @@ struct SocketTests {
     }
 }
 
-@Suite("CurveZMQ keys")
+@Suite("CurveZMQ keys", .ownThread)
 struct CurveTests {
     @Test("generated keys are 40 characters of Z85 and the public key derives from the secret")
     func keyPair() throws {

@@ -1,8 +1,9 @@
 import Foundation
+import TestThreads
 import Testing
 @testable import ZeroMQ
 
-@Suite("CURVE with a ZAP allow-list")
+@Suite("CURVE with a ZAP allow-list", .ownThread)
 struct ZAPAllowListTests {
     /// A ROUTER that answers "pong" to anything, as a CURVE server in the ZAP domain.
     private func server(_ context: Context, _ keys: CurveKeyPair) throws -> (Socket, String) {
