@@ -21,6 +21,9 @@ public final class Hereabouts: Sendable {
     /// this object's session, retries and errors. For routes the methods here do not
     /// wrap; call it through `send(_:)` to get `HereaboutsError`s.
     public let api: Client
+    /// The languages names come back in, most wanted first (BCP 47 tags): sent as
+    /// `Accept-Language`, and as the `lang` of a live query around a named place.
+    public let languages: [String]
     let sessions: SessionKeeper
     let urlSession: URLSession
 
@@ -29,9 +32,13 @@ public final class Hereabouts: Sendable {
     ///   - sessionStore: where the session is kept between launches: by default the
     ///     Keychain on Apple platforms and a 0600 file under `~/.config/hereabouts` elsewhere.
     ///   - urlSession: the session requests and the events socket go through.
-    public init(baseURL: URL, sessionStore: (any SessionStore)? = nil, urlSession: URLSession = .shared) {
+    ///   - languages: the languages of place and country names, most wanted first;
+    ///     by default the device's preferred languages.
+    public init(baseURL: URL, sessionStore: (any SessionStore)? = nil, urlSession: URLSession = .shared,
+                languages: [String] = Locale.preferredLanguages) {
         self.baseURL = baseURL
         self.urlSession = urlSession
+        self.languages = languages
         let transport = URLSessionTransport(configuration: .init(session: urlSession))
         // Refreshing goes around the session's own middleware: it is what that calls.
         let plain = Client(serverURL: baseURL, transport: transport, middlewares: [ProblemMiddleware()])
@@ -44,7 +51,8 @@ public final class Hereabouts: Sendable {
         self.sessions = sessions
         // Outermost first: the key is set once, outside the retries that reuse it.
         api = Client(serverURL: baseURL, transport: transport,
-                     middlewares: [IdempotencyKeyMiddleware(), ProblemMiddleware(), RetryMiddleware(), AuthMiddleware(sessions: sessions)])
+                     middlewares: [IdempotencyKeyMiddleware(), LanguageMiddleware(languages: languages), ProblemMiddleware(), RetryMiddleware(),
+                                   AuthMiddleware(sessions: sessions)])
     }
 
     static func standardStore(for baseURL: URL) -> any SessionStore {

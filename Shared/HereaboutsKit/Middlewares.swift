@@ -18,6 +18,26 @@ struct IdempotencyKeyMiddleware: ClientMiddleware {
     }
 }
 
+/// Sends the app's languages as `Accept-Language` (`de-CH, de;q=0.9, en;q=0.8`), by
+/// which the server names places and countries, unless the request sets its own.
+struct LanguageMiddleware: ClientMiddleware {
+    let header: String?
+
+    init(languages: [String]) {
+        // Quality falls by a tenth a language: the ninth has 0.2, and more are left out.
+        let tags = languages.prefix(9).enumerated().map { index, tag in index == 0 ? tag : "\(tag);q=0.\(10 - index)" }
+        header = tags.isEmpty ? nil : tags.joined(separator: ", ")
+    }
+
+    func intercept(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+                   next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?))
+        async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        if let header, request.headerFields[.acceptLanguage] == nil { request.headerFields[.acceptLanguage] = header }
+        return try await next(request, body, baseURL)
+    }
+}
+
 /// Turns every answer of 400 and above into a thrown `HereaboutsError` (from the
 /// problem details), and a request that got no answer into `network`.
 struct ProblemMiddleware: ClientMiddleware {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The server's objects under the names apps use; each is generated from the
 /// schema of the same name in Docs/openapi.yaml.
 public typealias User = Components.Schemas.User
@@ -10,6 +12,10 @@ public typealias Price = Components.Schemas.Price
 public typealias PostImage = Components.Schemas.Image
 public typealias Rating = Components.Schemas.Rating
 public typealias Hit = Components.Schemas.Hit
+/// Where a search's words are in a hit's title (`hit.highlights?.title`).
+public typealias Highlights = Components.Schemas.Highlights
+/// A stretch of a string in UTF-16 code units, as `NSRange` counts.
+public typealias TextRange = Components.Schemas.TextRange
 /// A user near a point, as `usersNear` and `watchUsers(near:…)` give them: the
 /// distance is to their home's cell, rounded up to 500 m.
 public typealias NearUser = Components.Schemas.NearUser
@@ -49,4 +55,12 @@ extension PostDraft {
     public init(kind: String, title: String, latitude: Double, longitude: Double) {
         self.init(kind: kind, lat: latitude, lon: longitude, title: title)
     }
+}
+
+extension Components.Schemas.TextRange {
+    /// As an `NSRange`, for `NSAttributedString` and UIKit.
+    public var nsRange: NSRange { NSRange(location: start, length: length) }
+
+    /// The stretch of `string` this covers; nil when it does not fit `string`.
+    public func range(in string: String) -> Range<String.Index>? { Range(nsRange, in: string) }
 }

@@ -37,10 +37,14 @@ struct DatasetQuery: Sendable {
 
     /// Frame 0 of the `geo.search` the benchmarks send for this query: the top 20
     /// by distance, with the term as `q` when there is one.
-    var searchFrame: Data {
+    var searchFrame: Data { searchFrame(highlight: true) }
+
+    /// The query as `geo.search`; `highlight: false` asks hits without their highlights.
+    func searchFrame(highlight: Bool) -> Data {
         var body: [(String, JSONValue)] = [("lat", .number(.double(lat))), ("lon", .number(.double(lon))),
                                            ("radius", .number(.double(radius))), ("limit", .number(.integer(20)))]
         if !term.isEmpty { body.append(("q", .string(term))) }
+        if !highlight { body.append(("highlight", .bool(false))) }
         return RequestEnvelope.encode(id: "q", op: GeoAPI.search.name, token: nil, body: .object(JSONObject(body)))
     }
 }

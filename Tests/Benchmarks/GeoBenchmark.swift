@@ -58,6 +58,7 @@ struct GeoBenchmark {
         try loadPostGIS(postgis, posts: posts)
 
         let geoFrames = queries.map(\.searchFrame)
+        let plainFrames = queries.map { $0.searchFrame(highlight: false) }
         let okPrefix = Data(#""ok":true"#.utf8)
         let count = queries.count
         // The transport's ceiling: a raw ZeroMQ echo answering with a reply of a
@@ -65,7 +66,7 @@ struct GeoBenchmark {
         let sampleReply = try geo.exchange([geoFrames[0]])?.first ?? Data()
         let echo = try stack.echo(replyBytes: sampleReply.count)
         var rows = ""
-        var geoRates: [Double] = [], redisRates: [Double] = [], echoRates: [Double] = []
+        var geoRates: [Double] = [], redisRates: [Double] = [], echoRates: [Double] = [], plainRates: [Double] = []
         var geoLatencies: [Double] = []
         print("geo: measuring")
         for round in 0..<3 {
@@ -86,6 +87,12 @@ struct GeoBenchmark {
             let echoResult = LoadGenerator.run(endpoint: echo, clients: 4, seconds: seconds,
                                                request: { client, sequence in [geoFrames[(client * count / 4 + sequence) % count]] },
                                                check: { $0.count == sampleReply.count })
+            // The same searches with hits' highlights left out (`highlight: false`).
+            let plainResult = LoadGenerator.run(endpoint: geoEndpoint, clients: 4, seconds: seconds,
+                                                request: { client, sequence in [plainFrames[(client * count / 4 + sequence) % count]] },
+                                                check: { $0.range(of: okPrefix) != nil })
+            plainRates.append(plainResult.rate)
+            rows += "| \(round + 1) | geo.search (with terms), highlight: false | \(format(plainResult.rate)) | \(format(plainResult.percentile(0.5), 2)) | \(format(plainResult.percentile(0.99), 2)) | \(plainResult.errors) |\n"
             echoRates.append(echoResult.rate)
             rows += "| \(round + 1) | raw ZeroMQ echo (\(sampleReply.count)-byte replies, no work) | \(format(echoResult.rate)) | \(format(echoResult.percentile(0.5), 2)) | \(format(echoResult.percentile(0.99), 2)) | \(echoResult.errors) |\n"
             geoRates.append(geoResult.rate)
@@ -113,7 +120,10 @@ struct GeoBenchmark {
         let geoP99 = sortedLatencies.isEmpty ? .nan : sortedLatencies[min(sortedLatencies.count - 1, Int(Double(sortedLatencies.count) * 0.99))]
         // Each round's geo against the Redis run beside it, then the median of those.
         let redisRatio = Statistics.median(zip(geoRates, redisRates).map { $0 / $1 }), postgisRatio = geoRate / postgisResult.rate
+        let highlightRatio = Statistics.median(zip(geoRates, plainRates).map { $0 / $1 })
         func verdict(_ met: Bool) -> String { met ? "met" : "not met" }
+        let highlightLog = try report.record("geo-highlights", columns: ["with q/s", "without q/s", "with / without"],
+                                             values: [geoRate, Statistics.median(plainRates), highlightRatio], digits: 3)
         let log = try report.record("geo", columns: ["geo q/s", "Redis q/s", "× Redis", "PostGIS q/s", "× PostGIS", "p99 ms",
                                                      "start-up s", "RSS MB", "fresh p99 ms", "1M searchable s"],
                                     values: [geoRate, redisRate, redisRatio, postgisResult.rate, postgisRatio, geoP99, startup,
@@ -134,7 +144,8 @@ struct GeoBenchmark {
 
         **Throughput.** 4 concurrent clients, closed loop, \(format(seconds)) s per run, cycling through the
         \(queries.count) queries (half carry a term), top 20 by distance. Geo: `geo.search` with the term
-        (`q`); Redis: `GEOSEARCH … FROMLONLAT … BYRADIUS r m ASC COUNT 20`, no term; PostGIS:
+        (`q`; its hits carry highlights, and each round also runs the same searches with `highlight: false`);
+        Redis: `GEOSEARCH … FROMLONLAT … BYRADIUS r m ASC COUNT 20`, no term; PostGIS:
         `ST_DWithin(geog, point, r, false)` and `tsv @@ to_tsquery('simple', 'term:*')`, `ORDER BY geog <-> point LIMIT 20`.
         Each peer is spoken to in its own wire protocol from the same kind of client thread.
 
@@ -149,6 +160,7 @@ struct GeoBenchmark {
         | (transport ceiling) | geo.search reaches \(format(geoRate / Statistics.median(echoRates) * 100)) % of the raw ZeroMQ echo | |
         | geo.search ≥ 1.5 × Redis | \(format(redisRatio, 2)) × (\(format(geoRate)) vs \(format(redisRate)) q/s) | \(log.headline(2, unit: " ×")): \(verdict(log.median(2) >= 1.5)) |
         | geo.search ≥ 20 × PostGIS | \(format(postgisRatio, 1)) × (\(format(geoRate)) vs \(format(postgisResult.rate)) q/s) | \(log.headline(4, unit: " ×")): \(verdict(log.median(4) >= 20)) |
+        | geo.search with highlights ≥ 95 % of without | \(format(highlightRatio * 100, 1)) % (\(format(geoRate)) vs \(format(Statistics.median(plainRates))) q/s) | \(highlightLog.headline(2, unit: " ×", digits: 3)): \(verdict(highlightLog.median(2) >= 0.95)) |
         | geo.search p99 ≤ 2 ms | \(format(geoP99, 2)) ms | \(log.headline(5, unit: " ms")): \(verdict(log.median(5) <= 2)) |
         | answers equal brute force (100 %) | \(exactness.equal) of \(queries.count)\(exactness.firstDifference.map { " (first difference: \($0))" } ?? "") | \(verdict(exactness.equal == queries.count)) in this run |
         | start-up with \(stats.posts) posts ≤ 5 s | \(format(startup, 2)) s from process start to answering | \(log.headline(6, unit: " s")): \(verdict(log.median(6) <= 5)) |

@@ -90,7 +90,7 @@ struct SpecTests {
         let rating = Rating(average: nil, count: 0)
         let profile = PublicProfile(id: "u1", displayName: nil, username: nil, attributes: [:], hasAvatar: false)
         return [
-            "Place": Place(id: "1819729", name: "Hong Kong", countryCode: "HK", admin1: nil, lat: 22.27832, lon: 114.17469,
+            "Place": Place(id: "1819729", name: "Hong Kong", nameLang: "en", countryCode: "HK", admin1: nil, lat: 22.27832, lon: 114.17469,
                            population: 7_396_076, timezone: "Asia/Hong_Kong"),
             "Country": Country(code: "AQ", name: "Antarctica", capital: nil, population: 0, currencyCode: nil,
                                currencyName: nil, continent: "AN", continentName: "Antarctica", flag: "🇦🇶"),

@@ -29,6 +29,23 @@ struct GatewayTests {
         for line in text.components(separatedBy: "\r\n") { #expect(line.utf8.count <= 75, "\(line)") }
     }
 
+    @Test("highlights print bold where asked (ranges in UTF-16, emoji and combining marks too), plain otherwise; tables align on what shows")
+    func highlightedTitles() {
+        let title = "Kölsch & Burger 🍔 Bar"
+        let ranges = [TextRange(start: 9, length: 6), TextRange(start: 19, length: 3)]
+        #expect(Output.highlighted(title, ranges, styled: true) == "Kölsch & \u{1B}[1mBurger\u{1B}[22m 🍔 \u{1B}[1mBar\u{1B}[22m")
+        #expect(Output.highlighted(title, ranges, styled: false) == title)
+        #expect(Output.highlighted("Ko\u{308}lle", [TextRange(start: 0, length: 6)], styled: true) == "\u{1B}[1mKo\u{308}lle\u{1B}[22m")
+        // A range that does not fit the title leaves it as it is.
+        #expect(Output.highlighted("Bar", [TextRange(start: 2, length: 5)], styled: true) == "Bar")
+        #expect(Output.visibleWidth(Output.highlighted(title, ranges, styled: true)) == title.count)
+        #expect(LanguageArgument.tag(flag: nil, environment: ["LANG": "de_AT.UTF-8"]) == "de-at")
+        #expect(LanguageArgument.tag(flag: nil, environment: ["LANG": "fr_FR.UTF-8", "LC_MESSAGES": "nl_BE@euro"]) == "nl-be")
+        #expect(LanguageArgument.tag(flag: nil, environment: ["LANG": "fr_FR.UTF-8", "LC_ALL": "C.UTF-8"]) == nil)
+        #expect(LanguageArgument.tag(flag: "pt-BR", environment: ["LC_ALL": "de_DE.UTF-8"]) == "pt-BR")
+        #expect(LanguageArgument.tag(flag: nil, environment: ["LC_ALL": "", "LANG": "es_ES"]) == "es-es")
+    }
+
     @Test("points, distances and their printing")
     func arguments() throws {
         #expect(PointArgument("52.09,5.12") == .coordinates(lat: 52.09, lon: 5.12))

@@ -20,18 +20,20 @@ struct GazetteerTests {
         var names: [String: [String]] = [:]
         for line in text.split(separator: "\n") where line.hasPrefix("P\t") {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            names[String(fields[1])] = [String(fields[2])] + fields[9].split(separator: "|").map(String.init)
+            names[String(fields[1])] = [String(fields[2])] + fields[10].split(separator: "|").map(String.init)
         }
         return names
     }()
 
-    private func first(_ q: String, countryCode: String? = nil) -> String? {
-        Self.gazetteer.search(q, countryCode: countryCode, limit: 5).first.map { "\($0.name) \($0.countryCode)" }
+    /// The best place for `q`, named in `language`; by its own name without one.
+    private func first(_ q: String, countryCode: String? = nil, in language: String? = nil) -> String? {
+        Self.gazetteer.search(q, countryCode: countryCode, limit: 5, in: language.flatMap { LanguageTag($0) })
+            .first.map { "\($0.name) \($0.countryCode)" }
     }
 
     @Test("names are found whatever the case, accents, punctuation or language they are written in")
     func names() {
-        for q in ["Köln", "koln", "KOLN", "Koeln", "Cologne", "cologne", "Кёльн"] {
+        for q in ["Köln", "koln", "KOLN", "Koeln", "Cologne", "cologne", "Кёльн", "科隆"] {
             #expect(first(q) == "Köln DE", "\(q)")
         }
         for q in ["Den Haag", "den haag", "The Hague", "'s-Gravenhage", "s gravenhage", "La Haye"] {
@@ -50,12 +52,13 @@ struct GazetteerTests {
         #expect(first("Paris") == "Paris FR")
         #expect(first("Paris", countryCode: "US") == "Paris US")
         // "York" is a place's whole name; "New York City" only has it as a later word.
-        let york = Self.gazetteer.search("york", limit: 100)
+        let york = Self.gazetteer.search("york", limit: 100, in: nil)
         #expect(york.first?.name == "York")
         let yorkNames = york.map(\.name)
         let newYork = try #require(yorkNames.firstIndex(of: "New York City"))
         #expect(yorkNames.firstIndex(of: "Yorkton").map { $0 < newYork } ?? true)
         #expect(first("new york") == "New York City US")
+        #expect(first("new york", in: "en") == "New York US")
         // A limit is kept, and every result has a name or a word of one starting with the query.
         let springs = Self.gazetteer.search("spring", limit: 30)
         #expect(springs.count == 30)
@@ -73,8 +76,8 @@ struct GazetteerTests {
 
     @Test("the nearest place to a point equals the nearest by brute force, across 180° and near the poles")
     func reverse() throws {
-        let köln = try #require(Self.gazetteer.nearest(lat: 50.93333, lon: 6.95))
-        #expect(köln.place.name == "Köln")
+        let köln = try #require(Self.gazetteer.nearest(lat: 50.93333, lon: 6.95, in: LanguageTag("de")!))
+        #expect(köln.place.name == "Köln" && köln.place.nameLang == "de")
         #expect(köln.place.timezone == "Europe/Berlin")
         #expect(köln.distance < 1)
         var generator = SystemRandomNumberGenerator()
@@ -101,14 +104,14 @@ struct GazetteerTests {
         let file = try Data(contentsOf: try Gazetteer.defaultFile())
         #expect(Gunzip.isGzip(file))
         let text = String(decoding: try Gunzip.inflate(file), as: UTF8.self)
-        #expect(text.hasPrefix("# Hereabouts gazetteer 1") && text.contains("\nP\t2886242\tKöln\t"))
+        #expect(text.hasPrefix("# Hereabouts gazetteer 2") && text.contains("\nP\t2886242\tKöln\tde\t"))
         #expect(throws: GazetteerError.self) { try Gunzip.inflate(file.prefix(file.count / 2)) }
     }
 
     @Test("countries have their capital, currency, continent and flag")
     func countries() throws {
         let nl = try #require(Self.gazetteer.country(code: "nl"))
-        #expect(nl == Country(code: "NL", name: "The Netherlands", capital: "Amsterdam", population: nl.population, currencyCode: "EUR",
+        #expect(nl == Country(code: "NL", name: "Netherlands", capital: "Amsterdam", population: nl.population, currencyCode: "EUR",
                               currencyName: "Euro", continent: "EU", continentName: "Europe", flag: "🇳🇱"))
         #expect(nl.population > 15_000_000)
         #expect(Self.gazetteer.country(code: "JP")?.flag == "🇯🇵")
@@ -116,6 +119,30 @@ struct GazetteerTests {
         // Antarctica has no capital and no currency of its own.
         let aq = try #require(Self.gazetteer.country(code: "AQ"))
         #expect(aq.capital == nil && aq.currencyCode == nil && aq.continentName == "Antarctica")
+    }
+
+    @Test("names in the language asked for, along the tag and then English; places by their own name where the data has no other")
+    func languages() throws {
+        func country(_ lang: String) throws -> Country { try #require(Self.gazetteer.country(code: "NL", in: LanguageTag(lang)!)) }
+        let german = try country("de")
+        #expect([german.name, german.currencyName, german.continentName, german.capital] == ["Niederlande", "Euro", "Europa", "Amsterdam"])
+        // The data's German name of the euro is its English one, and the reply says the name it gave is English.
+        #expect([german.nameLang, german.currencyNameLang, german.continentNameLang] == ["de", "en", "de"])
+        #expect(try country("de-AT").name == "Niederlande" && country("de-AT").nameLang == "de")
+        #expect(try country("fr").name == "Pays-Bas")
+        #expect(try country("fr-CA").currencyName == "euro")
+        let unknown = try country("xx-YY")
+        #expect(unknown.name == "Netherlands" && unknown.nameLang == "en" && unknown.continentName == "Europe")
+        // A capital is a place, named like one.
+        #expect(try #require(Self.gazetteer.country(code: "DE", in: LanguageTag("fr")!)).capital == "Berlin")
+        #expect(try #require(Self.gazetteer.country(code: "BE", in: LanguageTag("nl")!)).capital == "Brussel")
+        // Köln: in German its own name, in English Cologne, in Chinese 科隆; in Dutch,
+        // which the data lacks for Köln, its own name again.
+        func köln(_ lang: String) throws -> Place { try #require(Self.gazetteer.nearest(lat: 50.93333, lon: 6.95, in: LanguageTag(lang)!)).place }
+        #expect(try köln("de").name == "Köln" && köln("de").nameLang == "de")
+        #expect(try köln("en").name == "Cologne" && köln("en").nameLang == "en")
+        #expect(try köln("zh-Hans-CN").name == "科隆" && köln("zh-Hans-CN").nameLang == "zh")
+        #expect(try köln("nl").name == "Köln" && köln("nl").nameLang == "de")
     }
 
     @Test("through the socket: places.search, places.reverse, countries.get, and a place as the centre of a search")
@@ -150,5 +177,18 @@ struct GazetteerTests {
                                        token: me.token)
         #expect(near.users.map(\.userId) == [diver.id])
         #expect(near.center.place?.name == "The Hague")
+
+        // `lang` names the places and the country of each op; a tag that is no tag is refused.
+        let german = try geo.client.call(GeoAPI.countriesGet, CountryRequest(code: "nl", lang: "de")).country
+        #expect([german.name, german.currencyName, german.continentName] == ["Niederlande", "Euro", "Europa"])
+        #expect(try geo.client.call(GeoAPI.countriesGet, CountryRequest(code: "nl", lang: "fr")).country.name == "Pays-Bas")
+        #expect(try geo.client.call(GeoAPI.countriesGet, CountryRequest(code: "nl", lang: "tlh")).country.name == "Netherlands")
+        #expect(try geo.client.call(GeoAPI.placesReverse, PlacesReverseRequest(lat: 50.9333, lon: 6.95, lang: "de")).place.name == "Köln")
+        #expect(try geo.client.call(GeoAPI.placesReverse, PlacesReverseRequest(lat: 50.9333, lon: 6.95, lang: "en")).place.name == "Cologne")
+        #expect(try geo.client.call(GeoAPI.placesSearch, PlacesSearchRequest(q: "koln", lang: "es")).places.first?.name == "Colonia")
+        let inGerman = try geo.client.call(GeoAPI.search, SearchRequest(lat: nil, lon: nil, place: "Cologne", radius: 1_000, lang: "de-CH"))
+        #expect(inGerman.center.place?.name == "Köln" && inGerman.center.place?.nameLang == "de")
+        #expect(geo.failure(GeoAPI.countriesGet, CountryRequest(code: "nl", lang: "not a tag"))?.summary == "invalid_argument lang")
+        #expect(geo.failure(GeoAPI.search, SearchRequest(lat: 52, lon: 5, radius: 100, lang: "x"))?.summary == "invalid_argument lang")
     }
 }

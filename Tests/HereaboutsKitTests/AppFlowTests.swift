@@ -54,7 +54,7 @@ struct AppFlowTests {
         #expect(heard?.chatText == "Dive on Sunday?")
     }
 
-    @Test("restaurant finder: a list imported twice, what is open on a Monday noon, and the results by distance and by name")
+    @Test("restaurant finder: a list imported twice, what is open on a Monday noon, the results by distance and by name, the typed words marked, in English and German")
     func restaurants() async throws {
         let stack = try EdgeStack("kit-food"), port = stack.port
         defer { stack.stop() }
@@ -85,6 +85,22 @@ struct AppFlowTests {
         let open = try await diner.search(near: .coordinate(latitude: 52.3, longitude: 4.9), radius: 1_000, openAt: monday, pageSize: 1)
             .reduce(into: []) { $0.append($1.title) }
         #expect(Set(open) == ["Zuid Pizza", "Midden Cafe"])
+
+        // The list marks what was typed, in UTF-16 ranges that NSRange and String both take.
+        let typed = try await diner.search(near: .coordinate(latitude: 52.3, longitude: 4.9), radius: 1_000, query: "zuid piz")
+            .reduce(into: []) { $0.append($1) }
+        let marks = try #require(typed.first?.highlights?.title)
+        #expect(typed.map(\.title) == ["Zuid Pizza"] && marks.map(\.nsRange) == [NSRange(location: 0, length: 4), NSRange(location: 5, length: 5)])
+        #expect(marks.compactMap { $0.range(in: "Zuid Pizza").map { String("Zuid Pizza"[$0]) } } == ["Zuid", "Pizza"])
+
+        // The device's languages name places and countries: German, and English for the other half of the app's users.
+        let german = kit(port, languages: ["de-DE", "en"]), english = kit(port, languages: ["en-GB"])
+        let netherlands = try await german.country("nl")
+        #expect([netherlands.name, netherlands.continentName] == ["Niederlande", "Europa"] && netherlands.flag == "🇳🇱")
+        #expect(try await english.country("NL").name == "Netherlands")
+        #expect(try await german.places(named: "Cologne").first?.name == "Köln")
+        #expect(try await english.places(named: "Köln").first?.name == "Cologne")
+        #expect(try await kit(port, languages: ["nl"]).places(named: "Kölle").first?.name == "Köln")
     }
 
     @Test("travel tips: a trip, a buddy found by email and invited, and the trip's calendar")

@@ -4,9 +4,10 @@ import HereaboutsKit
 import Synchronization
 import Testing
 
-/// A kit client of a stack, with its session in memory.
-func kit(_ port: Int, store: MemorySessionStore = MemorySessionStore()) -> Hereabouts {
-    Hereabouts(baseURL: URL(string: "http://127.0.0.1:\(port)")!, sessionStore: store)
+/// A kit client of a stack, with its session in memory, asking names in `languages`
+/// (English by default, rather than whatever this machine's locale says).
+func kit(_ port: Int, store: MemorySessionStore = MemorySessionStore(), languages: [String] = ["en"]) -> Hereabouts {
+    Hereabouts(baseURL: URL(string: "http://127.0.0.1:\(port)")!, sessionStore: store, languages: languages)
 }
 
 /// The first event that `matches` within `seconds`, or nil.

@@ -44,6 +44,58 @@ struct EdgeHTTPTests {
         #expect(try messages.decode(MessagesReply.self).messages.count == 1)
     }
 
+    @Test("names follow lang, else Accept-Language (Vary says so), on every route and a socket's watches; hits carry highlights")
+    func languagesAndHighlights() throws {
+        let stack = try EdgeStack("lang")
+        func get(_ path: String, _ acceptLanguage: String? = nil) throws -> HTTPReply {
+            try stack.client.get(path, headers: acceptLanguage.map { [("Accept-Language", $0)] } ?? [])
+        }
+        func country(_ path: String, _ acceptLanguage: String? = nil) throws -> Country {
+            try get(path, acceptLanguage).decode(CountryReply.self).country
+        }
+        let german = try get("/v1/countries/nl", "de-AT, en;q=0.5")
+        #expect(german.status == 200 && german.header("Vary")?.contains("Accept-Language") == true, "\(german)")
+        let nl = try german.decode(CountryReply.self).country
+        #expect([nl.name, nl.currencyName, nl.continentName] == ["Niederlande", "Euro", "Europa"])
+        #expect(try country("/v1/countries/nl?lang=fr", "de").name == "Pays-Bas")
+        #expect(try country("/v1/countries/nl", "xx;q=0, fr-CA;q=0.8, *;q=0.1").name == "Pays-Bas")
+        #expect(try country("/v1/countries/nl", "tlh").name == "Netherlands")
+        #expect(try country("/v1/countries/nl").name == "Netherlands")
+        let place = { (acceptLanguage: String) throws -> Place in
+            try get("/v1/places/reverse?lat=50.9333&lon=6.95", acceptLanguage).decode(PlaceReverseReply.self).place
+        }
+        #expect(try place("de").name == "Köln" && place("en-GB").name == "Cologne" && place("en-GB").nameLang == "en")
+        #expect(try get("/v1/places?q=koln", "zh-CN").decode(PlacesReply.self).places.first?.name == "科隆")
+        let refused = try get("/v1/countries/nl?lang=not%20a%20tag")
+        let field = try refused.object()["field"]?.stringValue
+        #expect(refused.status == 422 && refused.problemCode == "invalid_argument" && field == "lang", "\(refused)")
+
+        // A search around a named place names it in the caller's language; its hits mark the words that matched.
+        let owner = try stack.register("cafe@example.org")
+        let cafe = try stack.client.signed(owner.accessToken)
+            .post("/v1/posts", ["kind": "restaurant", "title": "Café Reichard", "lat": 50.9413, "lon": 6.9577]).decode(PostReply.self).post
+        var search: SearchReply?
+        for _ in 0..<50 where search?.hits.isEmpty ?? true {
+            search = try get("/v1/search?place=Cologne&radius=2000&q=cafe", "de").decode(SearchReply.self)
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(search?.center.place?.name == "Köln")
+        #expect(search?.hits.map(\.id) == [cafe.id])
+        #expect(search?.hits.first?.highlights == Highlights(title: [TextRange(start: 0, length: 4)]))
+        let plain = try get("/v1/search?place=Cologne&radius=2000&q=cafe&highlight=false").decode(SearchReply.self)
+        #expect(plain.center.place?.name == "Köln" && plain.hits.first?.highlights == nil)
+
+        // A socket's watch names its place in the language the upgrade asked for.
+        let socket = try EventSocketClient(port: stack.port, headers: [("Authorization", "Bearer \(owner.accessToken)"),
+                                                                       ("Accept-Language", "fr")])
+        defer { socket.close() }
+        #expect(socket.next(ofType: "ready") != nil)
+        _ = socket.send(#"{"type":"watch","id":"map","search":{"place":"Köln","radius":2000,"q":"caf"}}"#)
+        let opened = try #require(socket.next(ofType: "watch.opened"))
+        #expect(opened["center"]?["place"]?["name"]?.stringValue == "Cologne")
+        #expect(opened["hits"]?.arrayValue?.first?["highlights"]?["title"] == .array([.object(["start": 0, "length": 4])]))
+    }
+
     @Test("posts carry their version as ETag: If-None-Match gives 304, a stale If-Match 412; avatars and images revalidate by ETag; JWKS")
     func conditionalRequests() throws {
         let stack = try EdgeStack("etag")

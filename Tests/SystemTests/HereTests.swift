@@ -6,10 +6,11 @@ import TestThreads
 import Testing
 import Wire
 
-/// Runs `here` once: its exit status and what it printed.
-private func here(_ arguments: [String], environment: [String: String], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
+/// Runs `here` (or `executable`, such as script(1) running it) once: its exit status and what it printed.
+private func here(_ arguments: [String], environment: [String: String], stdin: String? = nil,
+                  executable: String? = nil) throws -> (status: Int32, out: String, err: String) {
     let process = Process()
-    process.executableURL = ChildProcess.binDirectory.appendingPathComponent("here")
+    process.executableURL = executable.map { URL(fileURLWithPath: $0) } ?? ChildProcess.binDirectory.appendingPathComponent("here")
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let out = Pipe(), err = Pipe(), input = Pipe()
@@ -35,7 +36,9 @@ struct HereTests {
         // keys there, and every other command finds them there.
         var environment = ["XDG_CONFIG_HOME": directory.appendingPathComponent("config").path, "HEREABOUTS_LOG_LEVEL": "warning",
                            "HEREABOUTS_BIN_DIR": ChildProcess.binDirectory.path,
-                           "HEREABOUTS_DATA_DIR": directory.appendingPathComponent("data").path]
+                           "HEREABOUTS_DATA_DIR": directory.appendingPathComponent("data").path,
+                           // Names as a shell without a language gets them, whatever this machine's locale.
+                           "LANG": "C.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""]
         for service in ServiceEndpoints.services {
             environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
             environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
@@ -86,11 +89,32 @@ struct HereTests {
 
         // Places, countries, a raw call, a search around a named place.
         #expect(try here(["place", "koln"], environment: environment).out.contains("Köln"))
-        #expect(try here(["country", "nl"], environment: environment).out.contains("🇳🇱 The Netherlands"))
+        #expect(try here(["country", "nl"], environment: environment).out.contains("🇳🇱 Netherlands (NL), Europe"))
+        // Names in the language of --lang, else LC_ALL, LC_MESSAGES or LANG.
+        func localized(_ arguments: [String], _ locale: [String: String]) throws -> String {
+            try here(arguments, environment: environment.merging(locale) { $1 }).out
+        }
+        #expect(try localized(["country", "nl", "--lang", "de"], [:]).contains("🇳🇱 Niederlande (NL), Europa"))
+        #expect(try localized(["country", "nl"], ["LANG": "fr_FR.UTF-8"]).contains("Pays-Bas"))
+        #expect(try localized(["country", "nl"], ["LANG": "fr_FR.UTF-8", "LC_ALL": "de_AT.UTF-8"]).contains("Niederlande"))
+        #expect(try localized(["place", "koln"], ["LANG": "en_GB.UTF-8"]).contains("Cologne"))
+        #expect(try localized(["country", "nl", "--lang", "en-u-nope!"], [:]).isEmpty)
         let call = try here(["call", "geo.places.reverse", #"{"lat":52.09,"lon":5.12}"#], environment: environment)
         #expect(call.status == 0 && call.out.contains("\"name\":\"Utrecht\""))
         let search = try here(["search", "coffee", "--near", "Utrecht", "--radius", "2km"], environment: environment)
         #expect(search.status == 0 && search.out.contains("of Utrecht (NL)"), "\(search.err)")
+        // The words that matched are bold on a terminal (here under script(1)'s), plain in a pipe or with NO_COLOR.
+        let bikes = ["search", "bike", "--near", "Utrecht", "--radius", "2km"]
+        let bold = "City \u{1B}[1mbike\u{1B}[22m, blue, 3 gears"
+        #expect(try here(bikes, environment: environment).out.contains("City bike, blue, 3 gears"))
+        let command = ([ChildProcess.binDirectory.appendingPathComponent("here").path] + bikes).joined(separator: " ")
+        // (`swift test` may set NO_COLOR for what it starts; empty is unset, as no-color.org says.)
+        let onTerminal = try here(["-qec", command, "/dev/null"], environment: environment.merging(["NO_COLOR": ""]) { $1 },
+                                  executable: "/usr/bin/script")
+        #expect(onTerminal.out.contains(bold), "\(onTerminal.out)")
+        let noColor = try here(["-qec", command, "/dev/null"], environment: environment.merging(["NO_COLOR": "1"]) { $1 },
+                               executable: "/usr/bin/script")
+        #expect(noColor.out.contains("City bike, blue, 3 gears") && !noColor.out.contains("\u{1B}[1m"), "\(noColor.out)")
         // The user's mistakes exit 1 with the protocol's words.
         let nowhere = try here(["search", "--near", "Qxqzzv"], environment: environment)
         #expect(nowhere.status == 1 && nowhere.err.contains("not_found (place)"))

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import HTTPTypes
 import HummingbirdCore
@@ -23,8 +24,9 @@ import ServiceKit
 struct EdgeChannel: ServerChildChannel, HTTPChannelHandler {
     /// Whether an upgrade opens a socket, decided before it is answered.
     enum UpgradeDecision: Sendable {
-        /// Open it; signed in already when the upgrade carried a token.
-        case open(SocketSignIn?)
+        /// Open it; signed in already when the upgrade carried a token, its watches'
+        /// names in the language of its `Accept-Language`.
+        case open(SocketSignIn?, language: LanguageTag?)
         /// Do not: the answer (429, 401, …) has been written through `FirstRequestGuard`.
         case refused
     }
@@ -81,9 +83,11 @@ struct EdgeChannel: ServerChildChannel, HTTPChannelHandler {
                 },
                 upgradePipelineHandler: { channel, _ in
                     channel.eventLoop.makeCompletedFuture {
-                        guard case .open(let caller)? = decision.value else { throw NIOWebSocketUpgradeError.unsupportedWebSocketTarget }
+                        guard case .open(let caller, let language)? = decision.value else {
+                            throw NIOWebSocketUpgradeError.unsupportedWebSocketTarget
+                        }
                         try Self.keepSocketLean(channel)
-                        try channel.pipeline.syncOperations.addHandler(events.handler(on: channel, caller: caller))
+                        try channel.pipeline.syncOperations.addHandler(events.handler(on: channel, caller: caller, language: language))
                         return .webSocket
                     }
                 })

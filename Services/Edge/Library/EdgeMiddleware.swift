@@ -52,7 +52,7 @@ struct CORS: RouterMiddleware {
     typealias Context = EdgeContext
     let origins: Set<String>
 
-    static let allowHeaders = "Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, X-Request-Id, Accept"
+    static let allowHeaders = "Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, X-Request-Id, Accept, Accept-Language"
     static let exposeHeaders = "ETag, Location, Link, Retry-After, X-Request-Id"
 
     func handle(_ request: Request, context: EdgeContext, next: (Request, EdgeContext) async throws -> Response) async throws -> Response {
@@ -68,7 +68,8 @@ struct CORS: RouterMiddleware {
             response.headers[.accessControlExposeHeaders] = Self.exposeHeaders
         }
         response.headers[.accessControlAllowOrigin] = origin
-        response.headers[.vary] = "Origin"
+        // Added to a route's own `Vary` (`Accept-Language`, say), not in place of it.
+        response.headers.append(HTTPField(name: .vary, value: "Origin"))
         return response
     }
 }

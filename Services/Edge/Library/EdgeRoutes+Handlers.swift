@@ -153,14 +153,18 @@ extension EdgeRoutes {
     /// `geo.search`, `geo.nearest` or `geo.within` from the query: JSON, or GeoJSON on
     /// `Accept: application/geo+json`; `Link` to the next page.
     func searchLike(_ op: String, _ parameters: [QueryParameter], _ request: Request, _ context: EdgeContext) async throws -> Response {
-        let body = try QueryParameter.body(parameters, from: request.uri)
-        guard GeoJSON.isAccepted(request.headers[.accept]) else { return try await paged(op, body, request, context) }
+        var body = try QueryParameter.body(parameters, from: request.uri)
+        // `center.place` of geo.search is named in the caller's language.
+        let localized = parameters.contains { $0.name == "lang" }
+        if localized { body = Self.localized(body, request) }
+        var headers = localized ? Self.variesByLanguage : [:]
+        guard GeoJSON.isAccepted(request.headers[.accept]) else { return try await paged(op, body, request, context, headers: headers) }
         let object: JSONObject
         switch try await backends.call(op, body, for: request, context: context).envelope.result {
         case .failure(let error): throw error
         case .success(let reply): object = reply
         }
-        var headers: HTTPFields = [.contentType: GeoJSON.contentType]
+        headers[.contentType] = GeoJSON.contentType
         if case .string(let next)? = object["nextCursor"] { headers[.link] = Self.nextLink(request.uri, cursor: next) }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: GeoJSON.featureCollection(object))))
     }

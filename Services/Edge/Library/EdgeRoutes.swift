@@ -34,7 +34,8 @@ struct EdgeRoutes: Sendable {
             try await forward(AuthAPI.usersLookup.name, try QueryParameter.body([.string("email")], from: request.uri), request, context)
         }
         routes.on(.get, "/v1/users/near") { request, context in
-            try await forward(GeoAPI.usersNear.name, try usersNearBody(request.uri), request, context)
+            try await forward(GeoAPI.usersNear.name, Self.localized(try usersNearBody(request.uri), request), request, context,
+                              headers: Self.variesByLanguage)
         }
         routes.on(.get, "/v1/users/{id}", userGet)
         routes.on(.get, "/v1/users/{id}/avatar", avatarGet)
@@ -80,15 +81,20 @@ struct EdgeRoutes: Sendable {
         routes.on(.get, "/v1/nearest") { try await searchLike(GeoAPI.nearest.name, Self.nearestParameters, $0, $1) }
         routes.on(.get, "/v1/within") { try await searchLike(GeoAPI.within.name, Self.withinParameters, $0, $1) }
         routes.on(.get, "/v1/places") { request, context in
-            let body = try QueryParameter.body([.string("q"), .string("countryCode"), .integer("limit")], from: request.uri)
-            return try await forward(GeoAPI.placesSearch.name, body, request, context)
+            let body = try QueryParameter.body([.string("q"), .string("countryCode"), .integer("limit"), .string("lang")], from: request.uri)
+            return try await forward(GeoAPI.placesSearch.name, Self.localized(body, request), request, context,
+                                     headers: Self.variesByLanguage)
         }
         routes.on(.get, "/v1/places/reverse") { request, context in
-            try await forward(GeoAPI.placesReverse.name, try QueryParameter.body([.number("lat"), .number("lon")], from: request.uri),
-                              request, context)
+            let body = try QueryParameter.body([.number("lat"), .number("lon"), .string("lang")], from: request.uri)
+            return try await forward(GeoAPI.placesReverse.name, Self.localized(body, request), request, context,
+                                     headers: Self.variesByLanguage)
         }
         routes.on(.get, "/v1/countries/{code}") { request, context in
-            try await forward(GeoAPI.countriesGet.name, ["code": .string(try request.parameter("code", context))], request, context)
+            var body = try QueryParameter.body([.string("lang")], from: request.uri)
+            body["code"] = .string(try request.parameter("code", context))
+            return try await forward(GeoAPI.countriesGet.name, Self.localized(body, request), request, context,
+                                     headers: Self.variesByLanguage)
         }
         routes.on(.post, "/v1/fences/update") { try await forwardJSON(GeoAPI.fencesUpdate.name, $0, $1) }
         routes.on(.get, "/v1/fences/plan") { request, context in
@@ -133,15 +139,32 @@ struct EdgeRoutes: Sendable {
 
     static let searchParameters: [QueryParameter] = [
         .number("lat"), .number("lon"), .string("place"), .number("radius"), .string("q"), .list("kinds"), .list("tags"),
-        .bool("openNow"), .string("at"), .string("sort"), .integer("limit"), .string("cursor"),
+        .bool("openNow"), .string("at"), .string("sort"), .integer("limit"), .string("cursor"), .string("lang"),
+        .bool("highlight"),
     ]
     static let nearestParameters: [QueryParameter] = [
         .number("lat"), .number("lon"), .integer("k"), .string("q"), .list("kinds"), .number("maxDistance"),
     ]
     static let withinParameters: [QueryParameter] = [
         .number("minLat"), .number("minLon"), .number("maxLat"), .number("maxLon"), .list("kinds"), .string("q"), .list("tags"),
-        .bool("openNow"), .integer("limit"), .string("cursor"),
+        .bool("openNow"), .integer("limit"), .string("cursor"), .bool("highlight"),
     ]
+
+    // MARK: Languages
+
+    /// `body` with its `lang` (the names in the reply) set from the request's
+    /// `Accept-Language` when the query gave none: the language it prefers most, as
+    /// geo then falls back along the tag and to English.
+    static func localized(_ body: JSONObject, _ request: Request) -> JSONObject {
+        guard body["lang"] == nil, let header = request.headers[.acceptLanguage],
+              let tag = LanguageTag.preferred(acceptLanguage: header) else { return body }
+        var body = body
+        body["lang"] = .string(tag.normalized)
+        return body
+    }
+
+    /// For a reply whose names follow `Accept-Language`, so that caches keep one per language.
+    static let variesByLanguage: HTTPFields = [.vary: "Accept-Language"]
 
     // MARK: Forwarding
 
@@ -163,10 +186,11 @@ struct EdgeRoutes: Sendable {
     }
 
     /// A page of a list: its body, and a `Link: <…>; rel="next"` while more follow.
-    func paged(_ op: String, _ body: JSONObject, _ request: Request, _ context: EdgeContext) async throws -> Response {
+    func paged(_ op: String, _ body: JSONObject, _ request: Request, _ context: EdgeContext,
+               headers: HTTPFields = [:]) async throws -> Response {
         let reply = try await backends.call(op, body, for: request, context: context)
         let bytes = try reply.body()
-        var headers: HTTPFields = [:]
+        var headers = headers
         // Only the cursor is wanted of what may be a long list: not parsed as a whole.
         if case .string(let next)? = JSONMemberScanner.member("nextCursor", of: bytes) {
             headers[.link] = Self.nextLink(request.uri, cursor: next)

@@ -162,7 +162,7 @@ public final class EdgeService {
             }
             // The place taken is given back however the connection ends, upgraded or not.
             channel.closeFuture.whenComplete { _ in hub.socketClosed() }
-            return .open(caller)
+            return .open(caller, language: head.headerFields[.acceptLanguage].flatMap { LanguageTag.preferred(acceptLanguage: $0) })
         }
         var server = HTTPServerBuilder { responder in
             EdgeChannel(responder: responder, http1: http1, headerDeadline: deadlines.headers, headerBytes: EdgeSettings.headerBytes,

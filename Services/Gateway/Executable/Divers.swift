@@ -11,6 +11,7 @@ struct Divers: ParsableCommand {
 struct DiversNear: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "near", abstract: "Users whose home is within a radius, with name and attributes.")
     @OptionGroup var options: CommonOptions
+    @OptionGroup var language: LanguageOptions
     @Argument(help: "PLACE or LAT,LON.") var point: String
     @Option(help: "5km, 500m or metres.") var radius = "25km"
     @Option(name: .customLong("attr"), help: "KEY=VALUE that must match (repeatable).") var attrs: [String] = []
@@ -20,7 +21,7 @@ struct DiversNear: GatewayCommand {
 
     func execute(_ gateway: Gateway) throws {
         var request = UsersNearRequest(lat: nil, lon: nil, radius: try DistanceArgument.metres(radius), attributes: try attributes(attrs),
-                                       limit: limit)
+                                       limit: limit, lang: language.tag)
         switch PointArgument(point) {
         case .coordinates(let lat, let lon): (request.lat, request.lon) = (lat, lon)
         case .place(let name): request.place = name

@@ -19,9 +19,17 @@ enum SortArgument: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
+/// `--lang`: the language of place and country names.
+struct LanguageOptions: ParsableArguments {
+    @Option(help: "The language of place and country names (BCP 47, e.g. de or pt-BR); by default LC_ALL's, LC_MESSAGES's or LANG's.")
+    var lang: String?
+
+    var tag: String? { LanguageArgument.tag(flag: lang) }
+}
+
 /// The gazetteer's best match for a name, as geo itself resolves `place`.
-func bestPlace(named name: String, _ gateway: Gateway) throws -> Place {
-    guard let place = try gateway.call(GeoAPI.placesSearch, PlacesSearchRequest(q: name, limit: 1), token: .none).places.first else {
+func bestPlace(named name: String, lang: String? = nil, _ gateway: Gateway) throws -> Place {
+    guard let place = try gateway.call(GeoAPI.placesSearch, PlacesSearchRequest(q: name, limit: 1, lang: lang), token: .none).places.first else {
         throw GatewayError("no place is called \"\(name)\"")
     }
     return place
@@ -40,7 +48,7 @@ func coordinates(of point: PointArgument, _ gateway: Gateway) throws -> (lat: Do
 func hitRows(_ hits: [Hit]) -> [[String]] {
     hits.map { hit in
         let rating = hit.rating.average.map { String(format: "%.1f★ (%d)", $0, hit.rating.count) } ?? "-"
-        return [hit.distance.map(Output.distance) ?? "-", hit.title, hit.kind, hit.openStatus?.replacingOccurrences(of: "_", with: " ") ?? "-",
+        return [hit.distance.map(Output.distance) ?? "-", Output.highlighted(hit.title, hit.highlights?.title ?? []), hit.kind, hit.openStatus?.replacingOccurrences(of: "_", with: " ") ?? "-",
                 rating, hit.id]
     }
 }
@@ -54,7 +62,9 @@ struct Search: GatewayCommand {
         abstract: "Posts matching every term within a radius of a place or point.",
         discussion: "Example: here search burger --near Utrecht --radius 5km --open-now")
     @OptionGroup var options: CommonOptions
-    @Argument(help: "Terms; all must match (the last may be the start of a word).") var terms: [String] = []
+    @OptionGroup var language: LanguageOptions
+    @Argument(help: "Terms; all must match (the last may be the start of a word); shown bold in the titles on a terminal.")
+    var terms: [String] = []
     @Option(help: "PLACE or LAT,LON.") var near: String
     @Option(help: "5km, 500m or metres (default 5km).") var radius = "5km"
     @Option(help: "Only this kind (repeatable).") var kind: [String] = []
@@ -83,6 +93,7 @@ struct Search: GatewayCommand {
         }
         request.sort = sort.protocolValue
         request.limit = limit
+        request.lang = language.tag
         if watch {
             guard request.at == nil, !pageAll else { throw GatewayError("--watch follows the present: leave out --time and --page-all") }
             return try LiveSearch(gateway: gateway, request: WatchOpenRequest(search: request), json: options.json) { opened in
@@ -159,13 +170,14 @@ struct Within: GatewayCommand {
 struct PlaceCommand: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "place", abstract: "Places by name (any language, accents optional).")
     @OptionGroup var options: CommonOptions
+    @OptionGroup var language: LanguageOptions
     @Argument(help: "A name or its start.") var name: [String]
     @Option(help: "Only this country (ISO code).") var country: String?
     @Option(help: "How many (1–100).") var limit = 10
 
     func execute(_ gateway: Gateway) throws {
         let reply = try gateway.call(GeoAPI.placesSearch, PlacesSearchRequest(q: name.joined(separator: " "), countryCode: country,
-                                                                              limit: limit), token: .none)
+                                                                              limit: limit, lang: language.tag), token: .none)
         if options.json { return try Output.json(reply) }
         guard !reply.places.isEmpty else { throw GatewayError("no place matches \"\(name.joined(separator: " "))\"") }
         Output.table(["NAME", "COUNTRY", "ADMIN1", "LAT,LON", "POPULATION", "TIME ZONE", "ID"],
@@ -176,10 +188,11 @@ struct PlaceCommand: GatewayCommand {
 struct CountryCommand: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "country", abstract: "A country's facts, with its flag.")
     @OptionGroup var options: CommonOptions
+    @OptionGroup var language: LanguageOptions
     @Argument(help: "ISO 3166-1 alpha-2 code, e.g. NL.") var code: String
 
     func execute(_ gateway: Gateway) throws {
-        let country = try gateway.call(GeoAPI.countriesGet, CountryRequest(code: code), token: .none).country
+        let country = try gateway.call(GeoAPI.countriesGet, CountryRequest(code: code, lang: language.tag), token: .none).country
         if options.json { return try Output.json(CountryReply(country: country)) }
         print("\(country.flag) \(country.name) (\(country.code)), \(country.continentName)")
         print("capital \(country.capital ?? "-"), population \(country.population), currency \(country.currencyCode ?? "-") \(country.currencyName ?? "")")

@@ -49,6 +49,7 @@ struct TripList: GatewayCommand {
 struct TripShow: GatewayCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "A trip: country facts with flag, the city's tips by category, buddies.")
     @OptionGroup var options: CommonOptions
+    @OptionGroup var language: LanguageOptions
     @Argument var id: String
 
     struct Details: Encodable {
@@ -59,7 +60,7 @@ struct TripShow: GatewayCommand {
 
     func execute(_ gateway: Gateway) throws {
         let trip = try gateway.call(CatalogueAPI.getTrip, IDRequest(id: id), token: .required).trip
-        let country = try? gateway.call(GeoAPI.countriesGet, CountryRequest(code: trip.countryCode), token: .none).country
+        let country = try? gateway.call(GeoAPI.countriesGet, CountryRequest(code: trip.countryCode, lang: language.tag), token: .none).country
         let tips = try gateway.call(CatalogueAPI.list, ListPostsRequest(kind: "tip", city: trip.city, countryCode: trip.countryCode,
                                                                         limit: 100)).posts
         if options.json { return try Output.json(Details(trip: trip, country: country, tips: tips)) }

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 
 /// A point as the user types it: `52.09,5.12` or a place name.
@@ -25,5 +26,21 @@ public enum DistanceArgument {
             throw GatewayError("\"\(text)\" is not a distance: write 500m, 5km or a number of metres")
         }
         return value * factor
+    }
+}
+
+/// The language `here` asks names in: `--lang`, else the locale's, as POSIX orders
+/// them (`LC_ALL`, then `LC_MESSAGES`, then `LANG`; the first set wins). Nil for
+/// the `C` and `POSIX` locales, and when none is set: places then keep their own
+/// names and countries are English.
+public enum LanguageArgument {
+    public static func tag(flag: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        // A `--lang` that is no tag goes to geo as it is, which refuses it naming `lang`.
+        if let flag { return flag }
+        for name in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+            guard let value = environment[name], !value.isEmpty else { continue }
+            return LanguageTag(posixLocale: value)?.normalized
+        }
+        return nil
     }
 }

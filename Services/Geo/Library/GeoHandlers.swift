@@ -44,12 +44,12 @@ struct GeoHandlers: Sendable {
     }
 
     func search(_ request: SearchRequest, _ context: RequestContext) throws -> RawJSON {
-        let center = try center(lat: request.lat, lon: request.lon, place: request.place)
+        let center = try center(lat: request.lat, lon: request.lon, place: request.place, lang: request.lang)
         let sort = request.sort ?? .distance
         let cursor = try request.cursor.map { try PageCursor(decoding: $0, sort: sort.rawValue) }
         let page = index.search(lat: center.lat, lon: center.lon, radius: request.radius,
                                 query: Self.query(request.q, request.kinds, request.tags, openNow: request.openNow ?? false,
-                                                  at: request.at),
+                                                  at: request.at, highlight: request.highlight),
                                 sort: sort, limit: request.limit ?? 20, after: cursor)
         var writer = Self.hitsReply(page)
         try Self.writeCenter(center, into: &writer)
@@ -100,13 +100,13 @@ struct GeoHandlers: Sendable {
     /// people counts as a search for people.
     private func watchCenter(_ request: WatchOpenRequest, owner: String) throws -> SearchReply.Center? {
         if let search = request.search {
-            return try Check.member("search") { try center(lat: search.lat, lon: search.lon, place: search.place) }
+            return try Check.member("search") { try center(lat: search.lat, lon: search.lon, place: search.place, lang: search.lang) }
         }
         guard let near = request.usersNear else { return nil }
         if let wait = peopleLimit.take(owner) {
             throw ServiceError.rateLimited("too many searches for people; slow down", retryAfterMs: Int((wait * 1000).rounded(.up)))
         }
-        return try Check.member("usersNear") { try center(lat: near.lat, lon: near.lon, place: near.place) }
+        return try Check.member("usersNear") { try center(lat: near.lat, lon: near.lon, place: near.place, lang: near.lang) }
     }
 
     func nearest(_ request: NearestRequest, _ context: RequestContext) throws -> RawJSON {
@@ -120,7 +120,8 @@ struct GeoHandlers: Sendable {
     func within(_ request: WithinRequest, _ context: RequestContext) throws -> RawJSON {
         let cursor = try request.cursor.map { try PageCursor(decoding: $0, sort: PostIndex.withinSort) }
         let page = index.within(minLat: request.minLat, minLon: request.minLon, maxLat: request.maxLat, maxLon: request.maxLon,
-                                query: Self.query(request.q, request.kinds, request.tags, openNow: request.openNow ?? false, at: nil),
+                                query: Self.query(request.q, request.kinds, request.tags, openNow: request.openNow ?? false, at: nil,
+                                                  highlight: request.highlight),
                                 limit: request.limit ?? GeoRules.withinDefaultLimit, after: cursor)
         var writer = Self.hitsReply(page)
         writer.appendASCII("}")
@@ -129,7 +130,7 @@ struct GeoHandlers: Sendable {
 
     func usersNear(_ request: UsersNearRequest, _ context: RequestContext) throws -> UsersNearReply {
         let caller = try context.requireCaller().userID
-        let center = try center(lat: request.lat, lon: request.lon, place: request.place)
+        let center = try center(lat: request.lat, lon: request.lon, place: request.place, lang: request.lang)
         return UsersNearReply(users: users.near(lat: center.lat, lon: center.lon, radius: request.radius,
                                                 attributes: request.attributes, excluding: caller, limit: request.limit ?? 20),
                               center: center)
@@ -137,18 +138,18 @@ struct GeoHandlers: Sendable {
 
     func placesSearch(_ request: PlacesSearchRequest, _ context: RequestContext) throws -> PlacesReply {
         PlacesReply(places: gazetteer.search(request.q, countryCode: request.countryCode?.uppercased(),
-                                             limit: request.limit ?? GeoRules.placesDefaultLimit))
+                                             limit: request.limit ?? GeoRules.placesDefaultLimit, in: Self.language(request.lang)))
     }
 
     func placesReverse(_ request: PlacesReverseRequest, _ context: RequestContext) throws -> PlaceReverseReply {
-        guard let (place, distance) = gazetteer.nearest(lat: request.lat, lon: request.lon) else {
+        guard let (place, distance) = gazetteer.nearest(lat: request.lat, lon: request.lon, in: Self.language(request.lang)) else {
             throw ServiceError.notFound("the gazetteer holds no places")
         }
         return PlaceReverseReply(place: place, distance: distance)
     }
 
     func countriesGet(_ request: CountryRequest, _ context: RequestContext) throws -> CountryReply {
-        guard let country = gazetteer.country(code: request.code) else {
+        guard let country = gazetteer.country(code: request.code, in: Self.language(request.lang)) else {
             throw ServiceError.notFound("no country with code \(request.code.uppercased())")
         }
         return CountryReply(country: country)
@@ -178,13 +179,19 @@ struct GeoHandlers: Sendable {
     }
 
     /// The centre a request gives: its `lat` and `lon` (which `validate` has made
-    /// sure are both there when `place` is not), or its place's.
-    private func center(lat: Double?, lon: Double?, place name: String?) throws -> SearchReply.Center {
+    /// sure are both there when `place` is not), or its place's, named in `lang`.
+    private func center(lat: Double?, lon: Double?, place name: String?, lang: String?) throws -> SearchReply.Center {
         guard let name else { return SearchReply.Center(lat: lat ?? 0, lon: lon ?? 0) }
-        guard let place = gazetteer.resolve(name) else {
+        guard let place = gazetteer.resolve(name, in: Self.language(lang)) else {
             throw ServiceError(code: .notFound, message: "no place is called \"\(name)\"", field: "place")
         }
         return SearchReply.Center(lat: place.lat, lon: place.lon, place: place)
+    }
+
+    /// A request's `lang`, which its `validate` has checked; nil when absent (places
+    /// keep their own names, countries are named in English).
+    private static func language(_ lang: String?) -> LanguageTag? {
+        lang.flatMap { LanguageTag($0) }
     }
 
     /// `,"center":{…}`.
@@ -200,8 +207,9 @@ struct GeoHandlers: Sendable {
         writer.appendASCII("}")
     }
 
-    private static func query(_ q: String?, _ kinds: [String]?, _ tags: [String]?, openNow: Bool, at: Date?) -> PostQuery {
-        PostQuery(kinds: kinds, q: q, tags: tags, openNow: openNow, at: at ?? Date())
+    private static func query(_ q: String?, _ kinds: [String]?, _ tags: [String]?, openNow: Bool, at: Date?,
+                              highlight: Bool? = nil) -> PostQuery {
+        PostQuery(kinds: kinds, q: q, tags: tags, openNow: openNow, at: at ?? Date(), highlight: highlight ?? true)
     }
 
     /// `{"hits":[…],"nextCursor":…` — the caller adds what follows and the closing brace.

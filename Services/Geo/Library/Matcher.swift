@@ -15,6 +15,8 @@ struct Matcher {
     private var tags: [UInt32] = []
     private let openNow: Bool
     private let at: Date
+    /// Where the query's words are in a hit's title; nil without words or when not asked.
+    let highlights: TitleHighlights?
     /// True when a word, tag or kind asked for is in no post at all.
     private(set) var matchesNothing = false
     private var statuses: [UInt32: OpenStatus] = [:]
@@ -25,6 +27,8 @@ struct Matcher {
     init(_ query: PostQuery, index: PostIndex) {
         openNow = query.openNow
         at = query.at
+        let words = TextTerms.words(query.q ?? "")
+        highlights = query.highlight ? TitleHighlights(queryWords: words) : nil
         schedules = index.schedules
         terms = index.terms
         postings = index.vocabulary.postings
@@ -33,7 +37,6 @@ struct Matcher {
             if ids.isEmpty { matchesNothing = true }
             self.kinds = ids
         }
-        let words = TextTerms.words(query.q ?? "")
         for (position, word) in words.enumerated() {
             // The last word may be the start of a longer one (typing "burg").
             let ids = position == words.count - 1 ? index.prefixExpansions.ids(withPrefix: word, in: index.vocabulary) : index.vocabulary.id(of: word).map { [$0] } ?? []

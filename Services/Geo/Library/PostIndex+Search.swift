@@ -14,6 +14,8 @@ struct PostQuery: Sendable {
     var openNow = false
     /// The instant for open status.
     var at = Date()
+    /// Whether hits say where `q`'s words are in their titles (`highlights`).
+    var highlight = true
 }
 
 /// One page of hits, as the JSON array a reply carries.
@@ -339,6 +341,12 @@ extension PostIndex {
         if record.ratingAverage < 0 { writer.appendASCII("null") } else { writer.write(record.ratingAverage) }
         writer.appendASCII(",\"count\":")
         writer.write(Int64(record.ratingCount))
-        writer.appendASCII("}}")
+        writer.appendASCII("},\"highlights\":")
+        if let highlights = matcher.highlights {
+            writer.write(titleHighlights: bytes.withElements(record.title) { highlights.ranges(in: $0) })
+        } else {
+            writer.appendASCII("null")
+        }
+        writer.appendASCII("}")
     }
 }

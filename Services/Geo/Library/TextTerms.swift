@@ -35,7 +35,7 @@ public enum TextTerms {
             return
         }
         for scalar in folded.unicodeScalars {
-            if scalar.properties.isAlphabetic || scalar.properties.numericType != nil {
+            if isWordCharacter(scalar) {
                 current.append(contentsOf: String(scalar).utf8)
             } else {
                 flush()
@@ -65,6 +65,24 @@ public enum TextTerms {
             }
         }
         return String(decoding: folded, as: UTF8.self)
+    }
+
+    /// One character of `fold`: what `scalar` folds to, as UTF-8 (nothing for a
+    /// combining accent). `fold(text)` is these, scalar by scalar, end to end.
+    static func fold(_ scalar: Unicode.Scalar) -> [UInt8] {
+        guard scalar.isASCII else { return ScalarFolds.shared.fold(scalar) }
+        let byte = UInt8(scalar.value)
+        return [byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte]
+    }
+
+    /// Whether a folded character belongs to a word (a letter or a digit).
+    @inline(__always)
+    static func isWordCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.isASCII {
+            let byte = UInt8(scalar.value)
+            return (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A)
+        }
+        return scalar.properties.isAlphabetic || scalar.properties.numericType != nil
     }
 }
 

@@ -144,10 +144,14 @@ public struct SearchRequest: ValidatedBody, Equatable {
     public var sort: SearchSort?
     public var limit: Int?
     public var cursor: String?
+    /// The language of `center.place`'s name (BCP 47); English when absent.
+    public var lang: String?
+    /// False to leave out hits' `highlights` (where `q`'s words are in each title).
+    public var highlight: Bool?
 
     public init(lat: Double?, lon: Double?, place: String? = nil, radius: Double, q: String? = nil, kinds: [String]? = nil,
                 tags: [String]? = nil, openNow: Bool? = nil, at: Date? = nil, sort: SearchSort? = nil, limit: Int? = nil,
-                cursor: String? = nil) {
+                cursor: String? = nil, lang: String? = nil, highlight: Bool? = nil) {
         self.lat = lat
         self.lon = lon
         self.place = place
@@ -160,6 +164,8 @@ public struct SearchRequest: ValidatedBody, Equatable {
         self.sort = sort
         self.limit = limit
         self.cursor = cursor
+        self.lang = lang
+        self.highlight = highlight
     }
 
     public func validate() throws {
@@ -168,6 +174,7 @@ public struct SearchRequest: ValidatedBody, Equatable {
         try GeoRules.filters(q: q, kinds: kinds, tags: tags)
         _ = try Check.limit(limit)
         try GeoRules.cursor(cursor)
+        _ = try Check.languageTag(lang)
     }
 }
 
@@ -182,7 +189,8 @@ extension SearchRequest: FieldsDecodable {
                   tags: try fields.decodeIfPresent([String].self, forKey: "tags"), openNow: try fields.boolIfPresent("openNow"),
                   at: try fields.decodeIfPresent(Date.self, forKey: "at"),
                   sort: try fields.decodeIfPresent(SearchSort.self, forKey: "sort"), limit: try fields.intIfPresent("limit"),
-                  cursor: try fields.stringIfPresent("cursor"))
+                  cursor: try fields.stringIfPresent("cursor"), lang: try fields.stringIfPresent("lang"),
+                  highlight: try fields.boolIfPresent("highlight"))
     }
 }
 
@@ -224,9 +232,11 @@ public struct WithinRequest: ValidatedBody, Equatable {
     public var openNow: Bool?
     public var limit: Int?
     public var cursor: String?
+    /// False to leave out hits' `highlights` (where `q`'s words are in each title).
+    public var highlight: Bool?
 
     public init(minLat: Double, minLon: Double, maxLat: Double, maxLon: Double, kinds: [String]? = nil, q: String? = nil,
-                tags: [String]? = nil, openNow: Bool? = nil, limit: Int? = nil, cursor: String? = nil) {
+                tags: [String]? = nil, openNow: Bool? = nil, limit: Int? = nil, cursor: String? = nil, highlight: Bool? = nil) {
         self.minLat = minLat
         self.minLon = minLon
         self.maxLat = maxLat
@@ -237,6 +247,7 @@ public struct WithinRequest: ValidatedBody, Equatable {
         self.openNow = openNow
         self.limit = limit
         self.cursor = cursor
+        self.highlight = highlight
     }
 
     public func validate() throws {
@@ -266,9 +277,12 @@ public struct Hit: Codable, Sendable, Equatable {
     /// `open`, `closes_soon`, `closed`, `opens_soon`; nil for a post without hours.
     public var openStatus: String?
     public var rating: Rating
+    /// Where the query's words are in the title; nil for a search without `q` (or
+    /// with `highlight: false`).
+    public var highlights: Highlights?
 
     public init(id: String, distance: Double?, kind: String, title: String, lat: Double, lon: Double, tags: [String],
-                ref: String?, ownerId: String, openStatus: String?, rating: Rating) {
+                ref: String?, ownerId: String, openStatus: String?, rating: Rating, highlights: Highlights? = nil) {
         self.id = id
         self.distance = distance
         self.kind = kind
@@ -280,10 +294,11 @@ public struct Hit: Codable, Sendable, Equatable {
         self.ownerId = ownerId
         self.openStatus = openStatus
         self.rating = rating
+        self.highlights = highlights
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, distance, kind, title, lat, lon, tags, ref, ownerId, openStatus, rating
+        case id, distance, kind, title, lat, lon, tags, ref, ownerId, openStatus, rating, highlights
     }
 
     /// Every field is written, absent ones as `null` (as geo's own writer does).
@@ -300,6 +315,40 @@ public struct Hit: Codable, Sendable, Equatable {
         try container.encode(ownerId, forKey: .ownerId)
         try container.encode(openStatus, forKey: .openStatus)
         try container.encode(rating, forKey: .rating)
+        try container.encode(highlights, forKey: .highlights)
+    }
+}
+
+/// Where a search's words are in a hit's fields (the title, so far).
+public struct Highlights: Codable, Sendable, Equatable {
+    /// The title's words that the query matched (whole, or starting with its last
+    /// word), in order.
+    public var title: [TextRange]
+
+    public init(title: [TextRange]) { self.title = title }
+}
+
+/// A stretch of a string: its first UTF-16 code unit and how many, as JavaScript's
+/// strings and `NSRange` count them.
+public struct TextRange: Codable, Sendable, Equatable {
+    public var start: Int
+    public var length: Int
+
+    public init(start: Int, length: Int) {
+        self.start = start
+        self.length = length
+    }
+
+    /// The range of `string` this covers; nil when it is out of bounds or splits a
+    /// Unicode scalar.
+    public func range(in string: String) -> Range<String.Index>? {
+        let utf16 = string.utf16
+        guard start >= 0, length >= 0, start + length <= utf16.count else { return nil }
+        let lower = utf16.index(utf16.startIndex, offsetBy: start), upper = utf16.index(lower, offsetBy: length)
+        guard let from = lower.samePosition(in: string.unicodeScalars), let to = upper.samePosition(in: string.unicodeScalars) else {
+            return nil
+        }
+        return from..<to
     }
 }
 
@@ -366,15 +415,18 @@ public struct UsersNearRequest: ValidatedBody, Equatable {
     /// Attributes a user must have, each equal.
     public var attributes: Attributes?
     public var limit: Int?
+    /// The language of `center.place`'s name (BCP 47); English when absent.
+    public var lang: String?
 
     public init(lat: Double?, lon: Double?, place: String? = nil, radius: Double, attributes: Attributes? = nil,
-                limit: Int? = nil) {
+                limit: Int? = nil, lang: String? = nil) {
         self.lat = lat
         self.lon = lon
         self.place = place
         self.radius = radius
         self.attributes = attributes
         self.limit = limit
+        self.lang = lang
     }
 
     public func validate() throws {
@@ -382,6 +434,7 @@ public struct UsersNearRequest: ValidatedBody, Equatable {
         try Check.range(radius, field: "radius", in: GeoRules.radius)
         try attributes?.validate()
         _ = try Check.limit(limit)
+        _ = try Check.languageTag(lang)
     }
 }
 

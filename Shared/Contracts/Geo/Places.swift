@@ -5,7 +5,11 @@ import Wire
 public struct Place: Codable, Sendable, Equatable {
     /// The GeoNames id, as a string.
     public var id: String
+    /// In the language the request asked for where the data names the place in it,
+    /// else the place's own name.
     public var name: String
+    /// The BCP 47 tag of `name`'s language, as the data has it (`de`, `zh-Hant`).
+    public var nameLang: String
     public var countryCode: String
     /// The GeoNames code of the first-level division (a state, province or region)
     /// within the country, e.g. `09` for Utrecht in NL; nil where GeoNames has none.
@@ -16,10 +20,11 @@ public struct Place: Codable, Sendable, Equatable {
     /// IANA time zone.
     public var timezone: String
 
-    public init(id: String, name: String, countryCode: String, admin1: String?, lat: Double, lon: Double, population: Int,
-                timezone: String) {
+    public init(id: String, name: String, nameLang: String, countryCode: String, admin1: String?, lat: Double, lon: Double,
+                population: Int, timezone: String) {
         self.id = id
         self.name = name
+        self.nameLang = nameLang
         self.countryCode = countryCode
         self.admin1 = admin1
         self.lat = lat
@@ -29,7 +34,7 @@ public struct Place: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, name, countryCode, admin1, lat, lon, population, timezone
+        case id, name, nameLang, countryCode, admin1, lat, lon, population, timezone
     }
 
     /// Every field is written, an absent `admin1` as `null`.
@@ -37,6 +42,7 @@ public struct Place: Codable, Sendable, Equatable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(name, forKey: .name)
+        try container.encode(nameLang, forKey: .nameLang)
         try container.encode(countryCode, forKey: .countryCode)
         try container.encode(admin1, forKey: .admin1)
         try container.encode(lat, forKey: .lat)
@@ -46,36 +52,49 @@ public struct Place: Codable, Sendable, Equatable {
     }
 }
 
+/// A country, its names in the language the request asked for where the data has
+/// them (else English; the capital, else its own name); each `…Lang` is the BCP 47
+/// tag of the name before it.
 public struct Country: Codable, Sendable, Equatable {
     /// ISO 3166-1 alpha-2.
     public var code: String
     public var name: String
+    public var nameLang: String
     public var capital: String?
+    public var capitalLang: String?
     public var population: Int
     /// ISO 4217.
     public var currencyCode: String?
     public var currencyName: String?
+    public var currencyNameLang: String?
     /// `AF`, `AN`, `AS`, `EU`, `NA`, `OC`, `SA`.
     public var continent: String
     public var continentName: String
+    public var continentNameLang: String
     /// The two regional indicator symbols of `code`, which phones draw as a flag.
     public var flag: String
 
-    public init(code: String, name: String, capital: String?, population: Int, currencyCode: String?, currencyName: String?,
-                continent: String, continentName: String, flag: String) {
+    public init(code: String, name: String, nameLang: String = "en", capital: String?, capitalLang: String? = nil,
+                population: Int, currencyCode: String?, currencyName: String?, currencyNameLang: String? = nil,
+                continent: String, continentName: String, continentNameLang: String = "en", flag: String) {
         self.code = code
         self.name = name
+        self.nameLang = nameLang
         self.capital = capital
+        self.capitalLang = capitalLang ?? capital.map { _ in "en" }
         self.population = population
         self.currencyCode = currencyCode
         self.currencyName = currencyName
+        self.currencyNameLang = currencyNameLang ?? currencyName.map { _ in "en" }
         self.continent = continent
         self.continentName = continentName
+        self.continentNameLang = continentNameLang
         self.flag = flag
     }
 
     enum CodingKeys: String, CodingKey {
-        case code, name, capital, population, currencyCode, currencyName, continent, continentName, flag
+        case code, name, nameLang, capital, capitalLang, population, currencyCode, currencyName, currencyNameLang, continent,
+             continentName, continentNameLang, flag
     }
 
     /// Every field is written, absent ones as `null`.
@@ -83,12 +102,16 @@ public struct Country: Codable, Sendable, Equatable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(code, forKey: .code)
         try container.encode(name, forKey: .name)
+        try container.encode(nameLang, forKey: .nameLang)
         try container.encode(capital, forKey: .capital)
+        try container.encode(capitalLang, forKey: .capitalLang)
         try container.encode(population, forKey: .population)
         try container.encode(currencyCode, forKey: .currencyCode)
         try container.encode(currencyName, forKey: .currencyName)
+        try container.encode(currencyNameLang, forKey: .currencyNameLang)
         try container.encode(continent, forKey: .continent)
         try container.encode(continentName, forKey: .continentName)
+        try container.encode(continentNameLang, forKey: .continentNameLang)
         try container.encode(flag, forKey: .flag)
     }
 }
@@ -97,17 +120,21 @@ public struct PlacesSearchRequest: ValidatedBody, Equatable {
     public var q: String
     public var countryCode: String?
     public var limit: Int?
+    /// The language of the names in the reply (BCP 47); English when absent.
+    public var lang: String?
 
-    public init(q: String, countryCode: String? = nil, limit: Int? = nil) {
+    public init(q: String, countryCode: String? = nil, limit: Int? = nil, lang: String? = nil) {
         self.q = q
         self.countryCode = countryCode
         self.limit = limit
+        self.lang = lang
     }
 
     public func validate() throws {
         try GeoRules.placeName(q, field: "q")
         if let countryCode { _ = try CatalogueRules.countryCode(countryCode, field: "countryCode") }
         _ = try Check.limit(limit, default: GeoRules.placesDefaultLimit)
+        _ = try Check.languageTag(lang)
     }
 }
 
@@ -120,15 +147,19 @@ public struct PlacesReply: Codable, Sendable, Equatable {
 public struct PlacesReverseRequest: ValidatedBody, Equatable {
     public var lat: Double
     public var lon: Double
+    /// The language of the place's name (BCP 47); English when absent.
+    public var lang: String?
 
-    public init(lat: Double, lon: Double) {
+    public init(lat: Double, lon: Double, lang: String? = nil) {
         self.lat = lat
         self.lon = lon
+        self.lang = lang
     }
 
     public func validate() throws {
         try Check.latitude(lat)
         try Check.longitude(lon)
+        _ = try Check.languageTag(lang)
     }
 }
 
@@ -148,10 +179,17 @@ public struct PlaceReverseReply: Codable, Sendable, Equatable {
 public struct CountryRequest: ValidatedBody, Equatable {
     /// ISO 3166-1 alpha-2, any case.
     public var code: String
-    public init(code: String) { self.code = code }
+    /// The language of the names in the reply (BCP 47); English when absent.
+    public var lang: String?
+
+    public init(code: String, lang: String? = nil) {
+        self.code = code
+        self.lang = lang
+    }
 
     public func validate() throws {
         _ = try CatalogueRules.countryCode(code, field: "code")
+        _ = try Check.languageTag(lang)
     }
 }
 

@@ -49,10 +49,15 @@ extension Hereabouts {
         }
     }
 
-    /// Places whose name begins with `name`, most populous first (offline: the
-    /// server's own gazetteer).
+    /// Places whose name begins with `name` in any language, most populous first
+    /// (offline: the server's own gazetteer), named in the app's `languages`.
     public func places(named name: String, limit: Int? = nil) async throws -> [Place] {
         try await send { try await $0.searchPlaces(query: .init(q: name, limit: limit)).ok.body.json.places }
+    }
+
+    /// A country's facts and flag (`"NL"`), named in the app's `languages`.
+    public func country(_ code: String) async throws -> Country {
+        try await send { try await $0.getCountry(path: .init(code: code)).ok.body.json.country }
     }
 
     static func searchQuery(_ origin: SearchOrigin, radius: Double, query: String?, kinds: [String], tags: [String], openNow: Bool?,

@@ -178,7 +178,7 @@ extension Hereabouts {
     public func watch(near origin: SearchOrigin, radius: Double, query: String? = nil, kinds: [String] = [], tags: [String] = [],
                       openNow: Bool = false, pageSize: Int? = nil) -> LiveQuery {
         var search: [String: Any] = ["radius": radius]
-        Self.add(origin, to: &search)
+        add(origin, to: &search)
         Self.addFilters(to: &search, query: query, kinds: kinds, tags: tags, openNow: openNow, pageSize: pageSize)
         return LiveQuery(hereabouts: self, message: LiveSocket.message("search", search))
     }
@@ -197,19 +197,21 @@ extension Hereabouts {
     public func watchUsers(near origin: SearchOrigin, radius: Double, attributes: [String: String] = [:],
                            limit: Int? = nil) -> LiveUsersQuery {
         var near: [String: Any] = ["radius": radius]
-        Self.add(origin, to: &near)
+        add(origin, to: &near)
         if !attributes.isEmpty { near["attributes"] = attributes }
         if let limit { near["limit"] = limit }
         return LiveUsersQuery(hereabouts: self, message: LiveSocket.message("usersNear", near))
     }
 
-    private static func add(_ origin: SearchOrigin, to body: inout [String: Any]) {
+    /// The origin's point or place; a place is named back in the app's first language.
+    private func add(_ origin: SearchOrigin, to body: inout [String: Any]) {
         switch origin {
         case .coordinate(let latitude, let longitude):
             body["lat"] = latitude
             body["lon"] = longitude
         case .place(let name):
             body["place"] = name
+            if let language = languages.first { body["lang"] = language }
         }
     }
 

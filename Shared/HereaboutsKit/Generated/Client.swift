@@ -35,8 +35,21 @@ import HTTPTypes
 /// 403 `permission_denied`, 404 `not_found` (and routes that do not exist), 405 (a method the route does not
 /// take, with `Allow`), 409 `conflict` and `already_exists`, 412 (a stale `If-Match`), 413 `too_large`,
 /// 415 (a body of the wrong type), 422 `invalid_argument`, 429 `rate_limited` (with `Retry-After`),
-/// 503 `unavailable` (with `Retry-After`), 500 `internal`. `detail` is English for people; `code` and `field`
-/// are stable for apps to translate.
+/// 503 `unavailable` (with `Retry-After`), 500 `internal`. `detail` is English for people, whatever the
+/// request's language; `code` and `field` are stable for apps to translate.
+///
+/// **Languages.** Place and country names (`GET /v1/places`, `/v1/places/reverse`, `/v1/countries/{code}`, and
+/// the `center.place` of `/v1/search` and `/v1/users/near`) come in the language of `lang` (a BCP 47 tag:
+/// `de`, `de-CH`, `pt-BR`) or, without it, the language `Accept-Language` prefers most; those answers carry
+/// `Vary: Accept-Language`. A name is looked up along the tag (`de-CH`, then `de`); a country's, capital's,
+/// currency's or continent's then falls back to English, a place's to its own name. Each name says its
+/// language (`nameLang`, `capitalLang`, …). Without either, places keep their own names and countries are
+/// named in English.
+///
+/// **Highlights.** A hit of a search with `q` carries `highlights.title`: the stretches of its title that the
+/// query's words matched (a whole word, or a word starting with the last query word), each as `start` and
+/// `length` in UTF-16 code units, as JavaScript strings and `NSRange` count them. `highlight=false` leaves
+/// them out; without `q` they are `null`.
 ///
 /// **Limits.** A JSON body is at most 1 MiB (an import 4 MiB), an image 8 MiB (the services keep at most 5 MiB);
 /// headers 16 KiB. A request's headers must arrive within 10 s and its body within 60 s; a connection idle for
@@ -54,7 +67,8 @@ import HTTPTypes
 ///
 /// **Live queries** go over the same socket. Send `{"type":"watch","id":"<your name for it>","search":{…}}`
 /// (the query parameters of `GET /v1/search` as a JSON object: `lat` and `lon` or `place`, `radius`, `q`,
-/// `kinds` and `tags` as arrays, `openNow`, `sort`, `limit`) or `"within":{…}` (those of `GET /v1/within`);
+/// `kinds` and `tags` as arrays, `openNow`, `sort`, `limit`, `lang`, `highlight`) or `"within":{…}` (those of
+/// `GET /v1/within`); a watch without `lang` names its place in the language of the upgrade's `Accept-Language`;
 /// the edge answers `{"type":"watch.opened","id":…,"hits":[…],"nextCursor":…,"center":…,"reset":false}` (the
 /// first page, as the one-shot route gives it) and then, as posts change, `{"type":"watch.entered","id":…,
 /// "hit":<hit>}`, `{"type":"watch.changed","id":…,"hit":<hit>}` and `{"type":"watch.left","id":…,"postId":…}`.
@@ -2496,6 +2510,18 @@ public struct Client: APIProtocol {
                     method: .get
                 )
                 suppressMutabilityWarning(&request)
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "lang",
+                    value: input.query.lang
+                )
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Accept-Language",
+                    value: input.headers.acceptLanguage
+                )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
                     contentTypes: input.headers.accept
@@ -5482,6 +5508,18 @@ public struct Client: APIProtocol {
                     name: "limit",
                     value: input.query.limit
                 )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "lang",
+                    value: input.query.lang
+                )
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Accept-Language",
+                    value: input.headers.acceptLanguage
+                )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
                     contentTypes: input.headers.accept
@@ -5635,6 +5673,18 @@ public struct Client: APIProtocol {
                     explode: true,
                     name: "lon",
                     value: input.query.lon
+                )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "lang",
+                    value: input.query.lang
+                )
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Accept-Language",
+                    value: input.headers.acceptLanguage
                 )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
@@ -7209,6 +7259,25 @@ public struct Client: APIProtocol {
                     name: "cursor",
                     value: input.query.cursor
                 )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "lang",
+                    value: input.query.lang
+                )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "highlight",
+                    value: input.query.highlight
+                )
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Accept-Language",
+                    value: input.headers.acceptLanguage
+                )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
                     contentTypes: input.headers.accept
@@ -8690,6 +8759,18 @@ public struct Client: APIProtocol {
                     name: "limit",
                     value: input.query.limit
                 )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "lang",
+                    value: input.query.lang
+                )
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Accept-Language",
+                    value: input.headers.acceptLanguage
+                )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
                     contentTypes: input.headers.accept
@@ -9223,6 +9304,13 @@ public struct Client: APIProtocol {
                     explode: true,
                     name: "cursor",
                     value: input.query.cursor
+                )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "highlight",
+                    value: input.query.highlight
                 )
                 converter.setAcceptHeader(
                     in: &request.headerFields,

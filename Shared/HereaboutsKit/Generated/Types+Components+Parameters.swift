@@ -18,10 +18,18 @@ import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/parameters` section of the OpenAPI document.
     public enum Parameters {
+        /// The languages of place and country names, as browsers send it; the one of highest quality is used.
+        ///
+        /// - Remark: Generated from `#/components/parameters/AcceptLanguage`.
+        public typealias AcceptLanguage = Swift.String
         /// The previous page's nextCursor.
         ///
         /// - Remark: Generated from `#/components/parameters/Cursor`.
         public typealias Cursor = Swift.String
+        /// false leaves out hits' highlights.
+        ///
+        /// - Remark: Generated from `#/components/parameters/Highlight`.
+        public typealias Highlight = Swift.Bool
         /// - Remark: Generated from `#/components/parameters/Id`.
         public typealias Id = Swift.String
         /// Makes a retried write happen once; 1–64 of A-Z a-z 0-9 _ -.
@@ -36,6 +44,10 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/Kinds`.
         public typealias Kinds = Swift.String
+        /// The language of place and country names (BCP 47, e.g. de, de-CH, pt-BR); over Accept-Language.
+        ///
+        /// - Remark: Generated from `#/components/parameters/Lang`.
+        public typealias Lang = Swift.String
         /// With lon, the centre (or give place).
         ///
         /// - Remark: Generated from `#/components/parameters/Lat`.

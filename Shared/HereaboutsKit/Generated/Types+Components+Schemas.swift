@@ -108,75 +108,122 @@ extension Components {
                 case unread
             }
         }
+        /// A country, its names in the language asked for where the data has them, else English (the capital, else its own name); each …Lang is the BCP 47 tag of the name before it.
+        ///
         /// - Remark: Generated from `#/components/schemas/Country`.
         public struct Country: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Country/capital`.
             public var capital: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Country/capitalLang`.
+            public var capitalLang: Swift.String?
             /// - Remark: Generated from `#/components/schemas/Country/code`.
             public var code: Swift.String
             /// - Remark: Generated from `#/components/schemas/Country/continent`.
             public var continent: Swift.String
             /// - Remark: Generated from `#/components/schemas/Country/continentName`.
             public var continentName: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Country/continentNameLang`.
+            public var continentNameLang: Swift.String
             /// - Remark: Generated from `#/components/schemas/Country/currencyCode`.
             public var currencyCode: Swift.String?
             /// - Remark: Generated from `#/components/schemas/Country/currencyName`.
             public var currencyName: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Country/currencyNameLang`.
+            public var currencyNameLang: Swift.String?
             /// - Remark: Generated from `#/components/schemas/Country/flag`.
             public var flag: Swift.String
             /// - Remark: Generated from `#/components/schemas/Country/name`.
             public var name: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Country/nameLang`.
+            public var nameLang: Swift.String
             /// - Remark: Generated from `#/components/schemas/Country/population`.
             public var population: Swift.Int
             /// Creates a new `Country`.
             ///
             /// - Parameters:
             ///   - capital:
+            ///   - capitalLang:
             ///   - code:
             ///   - continent:
             ///   - continentName:
+            ///   - continentNameLang:
             ///   - currencyCode:
             ///   - currencyName:
+            ///   - currencyNameLang:
             ///   - flag:
             ///   - name:
+            ///   - nameLang:
             ///   - population:
             public init(
                 capital: Swift.String? = nil,
+                capitalLang: Swift.String? = nil,
                 code: Swift.String,
                 continent: Swift.String,
                 continentName: Swift.String,
+                continentNameLang: Swift.String,
                 currencyCode: Swift.String? = nil,
                 currencyName: Swift.String? = nil,
+                currencyNameLang: Swift.String? = nil,
                 flag: Swift.String,
                 name: Swift.String,
+                nameLang: Swift.String,
                 population: Swift.Int
             ) {
                 self.capital = capital
+                self.capitalLang = capitalLang
                 self.code = code
                 self.continent = continent
                 self.continentName = continentName
+                self.continentNameLang = continentNameLang
                 self.currencyCode = currencyCode
                 self.currencyName = currencyName
+                self.currencyNameLang = currencyNameLang
                 self.flag = flag
                 self.name = name
+                self.nameLang = nameLang
                 self.population = population
             }
             public enum CodingKeys: String, CodingKey {
                 case capital
+                case capitalLang
                 case code
                 case continent
                 case continentName
+                case continentNameLang
                 case currencyCode
                 case currencyName
+                case currencyNameLang
                 case flag
                 case name
+                case nameLang
                 case population
+            }
+        }
+        /// Where the query's words are in a hit's title; a hit's highlights are null without q or with highlight=false.
+        ///
+        /// - Remark: Generated from `#/components/schemas/Highlights`.
+        public struct Highlights: Codable, Hashable, Sendable {
+            /// The title's matched words, in order.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Highlights/title`.
+            public var title: [Components.Schemas.TextRange]
+            /// Creates a new `Highlights`.
+            ///
+            /// - Parameters:
+            ///   - title: The title's matched words, in order.
+            public init(title: [Components.Schemas.TextRange]) {
+                self.title = title
+            }
+            public enum CodingKeys: String, CodingKey {
+                case title
             }
         }
         /// - Remark: Generated from `#/components/schemas/Hit`.
         public struct Hit: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Hit/distance`.
             public var distance: Swift.Double?
+            /// - Remark: Generated from `#/components/schemas/Hit/highlights`.
+            public var highlights: Components.Schemas.Highlights?
             /// - Remark: Generated from `#/components/schemas/Hit/id`.
             public var id: Swift.String
             /// - Remark: Generated from `#/components/schemas/Hit/kind`.
@@ -201,6 +248,7 @@ extension Components {
             ///
             /// - Parameters:
             ///   - distance:
+            ///   - highlights:
             ///   - id:
             ///   - kind:
             ///   - lat:
@@ -213,6 +261,7 @@ extension Components {
             ///   - title:
             public init(
                 distance: Swift.Double? = nil,
+                highlights: Components.Schemas.Highlights? = nil,
                 id: Swift.String,
                 kind: Swift.String,
                 lat: Swift.Double,
@@ -225,6 +274,7 @@ extension Components {
                 title: Swift.String
             ) {
                 self.distance = distance
+                self.highlights = highlights
                 self.id = id
                 self.kind = kind
                 self.lat = lat
@@ -238,6 +288,7 @@ extension Components {
             }
             public enum CodingKeys: String, CodingKey {
                 case distance
+                case highlights
                 case id
                 case kind
                 case lat
@@ -375,8 +426,14 @@ extension Components {
             public var lat: Swift.Double
             /// - Remark: Generated from `#/components/schemas/Place/lon`.
             public var lon: Swift.Double
+            /// In the language asked for where the data names the place in it, else its own name.
+            ///
             /// - Remark: Generated from `#/components/schemas/Place/name`.
             public var name: Swift.String
+            /// The BCP 47 tag of the name's language.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Place/nameLang`.
+            public var nameLang: Swift.String
             /// - Remark: Generated from `#/components/schemas/Place/population`.
             public var population: Swift.Int
             /// - Remark: Generated from `#/components/schemas/Place/timezone`.
@@ -389,7 +446,8 @@ extension Components {
             ///   - id:
             ///   - lat:
             ///   - lon:
-            ///   - name:
+            ///   - name: In the language asked for where the data names the place in it, else its own name.
+            ///   - nameLang: The BCP 47 tag of the name's language.
             ///   - population:
             ///   - timezone:
             public init(
@@ -399,6 +457,7 @@ extension Components {
                 lat: Swift.Double,
                 lon: Swift.Double,
                 name: Swift.String,
+                nameLang: Swift.String,
                 population: Swift.Int,
                 timezone: Swift.String
             ) {
@@ -408,6 +467,7 @@ extension Components {
                 self.lat = lat
                 self.lon = lon
                 self.name = name
+                self.nameLang = nameLang
                 self.population = population
                 self.timezone = timezone
             }
@@ -418,6 +478,7 @@ extension Components {
                 case lat
                 case lon
                 case name
+                case nameLang
                 case population
                 case timezone
             }
@@ -1034,6 +1095,31 @@ extension Components {
                 case expiresIn
                 case refreshToken
                 case user
+            }
+        }
+        /// A stretch of a string in UTF-16 code units (JavaScript's string indices, NSRange).
+        ///
+        /// - Remark: Generated from `#/components/schemas/TextRange`.
+        public struct TextRange: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TextRange/length`.
+            public var length: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/TextRange/start`.
+            public var start: Swift.Int
+            /// Creates a new `TextRange`.
+            ///
+            /// - Parameters:
+            ///   - length:
+            ///   - start:
+            public init(
+                length: Swift.Int,
+                start: Swift.Int
+            ) {
+                self.length = length
+                self.start = start
+            }
+            public enum CodingKeys: String, CodingKey {
+                case length
+                case start
             }
         }
         /// - Remark: Generated from `#/components/schemas/Trip`.

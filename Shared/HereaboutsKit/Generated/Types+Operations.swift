@@ -2943,14 +2943,38 @@ public enum Operations {
                 }
             }
             public var path: Operations.GetCountry.Input.Path
+            /// - Remark: Generated from `#/paths/v1/countries/{code}/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// The language of place and country names (BCP 47, e.g. de, de-CH, pt-BR); over Accept-Language.
+                ///
+                /// - Remark: Generated from `#/paths/v1/countries/{code}/GET/query/lang`.
+                public var lang: Components.Parameters.Lang?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - lang: The language of place and country names (BCP 47, e.g. de, de-CH, pt-BR); over Accept-Language.
+                public init(lang: Components.Parameters.Lang? = nil) {
+                    self.lang = lang
+                }
+            }
+            public var query: Operations.GetCountry.Input.Query
             /// - Remark: Generated from `#/paths/v1/countries/{code}/GET/header`.
             public struct Headers: Sendable, Hashable {
+                /// The languages of place and country names, as browsers send it; the one of highest quality is used.
+                ///
+                /// - Remark: Generated from `#/paths/v1/countries/{code}/GET/header/Accept-Language`.
+                public var acceptLanguage: Components.Parameters.AcceptLanguage?
                 public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetCountry.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
+                ///   - acceptLanguage: The languages of place and country names, as browsers send it; the one of highest quality is used.
                 ///   - accept:
-                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetCountry.AcceptableContentType>] = .defaultValues()) {
+                public init(
+                    acceptLanguage: Components.Parameters.AcceptLanguage? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetCountry.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.acceptLanguage = acceptLanguage
                     self.accept = accept
                 }
             }
@@ -2959,12 +2983,15 @@ public enum Operations {
             ///
             /// - Parameters:
             ///   - path:
+            ///   - query:
             ///   - headers:
             public init(
                 path: Operations.GetCountry.Input.Path,
+                query: Operations.GetCountry.Input.Query = .init(),
                 headers: Operations.GetCountry.Input.Headers = .init()
             ) {
                 self.path = path
+                self.query = query
                 self.headers = headers
             }
         }
@@ -6695,31 +6722,47 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/places/GET/query/limit`.
                 public var limit: Components.Parameters.Limit?
+                /// The language of place and country names (BCP 47, e.g. de, de-CH, pt-BR); over Accept-Language.
+                ///
+                /// - Remark: Generated from `#/paths/v1/places/GET/query/lang`.
+                public var lang: Components.Parameters.Lang?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
                 ///   - q:
                 ///   - countryCode:
                 ///   - limit: Items per page (1–100 unless the route says otherwise).
+                ///   - lang: The language of place and country names (BCP 47, e.g. de, de-CH, pt-BR); over Accept-Language.
                 public init(
                     q: Swift.String,
                     countryCode: Swift.String? = nil,
-                    limit: Components.Parameters.Limit? = nil
+                    limit: Components.Parameters.Limit? = nil,
+                    lang: Components.Parameters.Lang? = nil
                 ) {
                     self.q = q
                     self.countryCode = countryCode
                     self.limit = limit
+                    self.lang = lang
                 }
             }
             public var query: Operations.SearchPlaces.Input.Query
             /// - Remark: Generated from `#/paths/v1/places/GET/header`.
             public struct Headers: Sendable, Hashable {
+                /// The languages of place and country names, as browsers send it; the one of highest quality is used.
+                ///
+                /// - Remark: Generated from `#/paths/v1/places/GET/header/Accept-Language`.
+                public var acceptLanguage: Components.Parameters.AcceptLanguage?
                 public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SearchPlaces.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
+                ///   - acceptLanguage: The languages of place and country names, as browsers send it; the one of highest quality is used.
                 ///   - accept:
-                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SearchPlaces.AcceptableContentType>] = .defaultValues()) {
+                public init(
+                    acceptLanguage: Components.Parameters.AcceptLanguage? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SearchPlaces.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.acceptLanguage = acceptLanguage
                     self.accept = accept
                 }
             }
@@ -6900,28 +6943,44 @@ public enum Operations {
                 public var lat: Swift.Double
                 /// - Remark: Generated from `#/paths/v1/places/reverse/GET/query/lon`.
                 public var lon: Swift.Double
+                /// The language of place and country names (BCP 47, e.g. de, de-CH, pt-BR); over Accept-Language.
+                ///
+                /// - Remark: Generated from `#/paths/v1/places/reverse/GET/query/lang`.
+                public var lang: Components.Parameters.Lang?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
                 ///   - lat:
                 ///   - lon:
+                ///   - lang: The language of place and country names (BCP 47, e.g. de, de-CH, pt-BR); over Accept-Language.
                 public init(
                     lat: Swift.Double,
-                    lon: Swift.Double
+                    lon: Swift.Double,
+                    lang: Components.Parameters.Lang? = nil
                 ) {
                     self.lat = lat
                     self.lon = lon
+                    self.lang = lang
                 }
             }
             public var query: Operations.ReversePlace.Input.Query
             /// - Remark: Generated from `#/paths/v1/places/reverse/GET/header`.
             public struct Headers: Sendable, Hashable {
+                /// The languages of place and country names, as browsers send it; the one of highest quality is used.
+                ///
+                /// - Remark: Generated from `#/paths/v1/places/reverse/GET/header/Accept-Language`.
+                public var acceptLanguage: Components.Parameters.AcceptLanguage?
                 public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ReversePlace.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
+                ///   - acceptLanguage: The languages of place and country names, as browsers send it; the one of highest quality is used.
                 ///   - accept:
-                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ReversePlace.AcceptableContentType>] = .defaultValues()) {
+                public init(
+                    acceptLanguage: Components.Parameters.AcceptLanguage? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ReversePlace.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.acceptLanguage = acceptLanguage
                     self.accept = accept
                 }
             }
@@ -8992,6 +9051,14 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/search/GET/query/cursor`.
                 public var cursor: Components.Parameters.Cursor?
+                /// The language of place and country names (BCP 47, e.g. de, de-CH, pt-BR); over Accept-Language.
+                ///
+                /// - Remark: Generated from `#/paths/v1/search/GET/query/lang`.
+                public var lang: Components.Parameters.Lang?
+                /// false leaves out hits' highlights.
+                ///
+                /// - Remark: Generated from `#/paths/v1/search/GET/query/highlight`.
+                public var highlight: Components.Parameters.Highlight?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
@@ -9007,6 +9074,8 @@ public enum Operations {
                 ///   - sort:
                 ///   - limit: Items per page (1–100 unless the route says otherwise).
                 ///   - cursor: The previous page's nextCursor.
+                ///   - lang: The language of place and country names (BCP 47, e.g. de, de-CH, pt-BR); over Accept-Language.
+                ///   - highlight: false leaves out hits' highlights.
                 public init(
                     lat: Components.Parameters.Lat? = nil,
                     lon: Components.Parameters.Lon? = nil,
@@ -9019,7 +9088,9 @@ public enum Operations {
                     at: Swift.String? = nil,
                     sort: Operations.Search.Input.Query.SortPayload? = nil,
                     limit: Components.Parameters.Limit? = nil,
-                    cursor: Components.Parameters.Cursor? = nil
+                    cursor: Components.Parameters.Cursor? = nil,
+                    lang: Components.Parameters.Lang? = nil,
+                    highlight: Components.Parameters.Highlight? = nil
                 ) {
                     self.lat = lat
                     self.lon = lon
@@ -9033,17 +9104,28 @@ public enum Operations {
                     self.sort = sort
                     self.limit = limit
                     self.cursor = cursor
+                    self.lang = lang
+                    self.highlight = highlight
                 }
             }
             public var query: Operations.Search.Input.Query
             /// - Remark: Generated from `#/paths/v1/search/GET/header`.
             public struct Headers: Sendable, Hashable {
+                /// The languages of place and country names, as browsers send it; the one of highest quality is used.
+                ///
+                /// - Remark: Generated from `#/paths/v1/search/GET/header/Accept-Language`.
+                public var acceptLanguage: Components.Parameters.AcceptLanguage?
                 public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Search.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
+                ///   - acceptLanguage: The languages of place and country names, as browsers send it; the one of highest quality is used.
                 ///   - accept:
-                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Search.AcceptableContentType>] = .defaultValues()) {
+                public init(
+                    acceptLanguage: Components.Parameters.AcceptLanguage? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Search.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.acceptLanguage = acceptLanguage
                     self.accept = accept
                 }
             }
@@ -10789,6 +10871,10 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/users/near/GET/query/limit`.
                 public var limit: Components.Parameters.Limit?
+                /// The language of place and country names (BCP 47, e.g. de, de-CH, pt-BR); over Accept-Language.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/near/GET/query/lang`.
+                public var lang: Components.Parameters.Lang?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
@@ -10798,13 +10884,15 @@ public enum Operations {
                 ///   - radius: Metres, 1–500,000.
                 ///   - attributes: A JSON object each of whose members must equal the user's, e.g. {"certification":"AOWD"}.
                 ///   - limit: Items per page (1–100 unless the route says otherwise).
+                ///   - lang: The language of place and country names (BCP 47, e.g. de, de-CH, pt-BR); over Accept-Language.
                 public init(
                     lat: Components.Parameters.Lat? = nil,
                     lon: Components.Parameters.Lon? = nil,
                     place: Components.Parameters.Place? = nil,
                     radius: Components.Parameters.Radius,
                     attributes: Swift.String? = nil,
-                    limit: Components.Parameters.Limit? = nil
+                    limit: Components.Parameters.Limit? = nil,
+                    lang: Components.Parameters.Lang? = nil
                 ) {
                     self.lat = lat
                     self.lon = lon
@@ -10812,17 +10900,27 @@ public enum Operations {
                     self.radius = radius
                     self.attributes = attributes
                     self.limit = limit
+                    self.lang = lang
                 }
             }
             public var query: Operations.UsersNear.Input.Query
             /// - Remark: Generated from `#/paths/v1/users/near/GET/header`.
             public struct Headers: Sendable, Hashable {
+                /// The languages of place and country names, as browsers send it; the one of highest quality is used.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/near/GET/header/Accept-Language`.
+                public var acceptLanguage: Components.Parameters.AcceptLanguage?
                 public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UsersNear.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
+                ///   - acceptLanguage: The languages of place and country names, as browsers send it; the one of highest quality is used.
                 ///   - accept:
-                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UsersNear.AcceptableContentType>] = .defaultValues()) {
+                public init(
+                    acceptLanguage: Components.Parameters.AcceptLanguage? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UsersNear.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.acceptLanguage = acceptLanguage
                     self.accept = accept
                 }
             }
@@ -11496,6 +11594,10 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/within/GET/query/cursor`.
                 public var cursor: Components.Parameters.Cursor?
+                /// false leaves out hits' highlights.
+                ///
+                /// - Remark: Generated from `#/paths/v1/within/GET/query/highlight`.
+                public var highlight: Components.Parameters.Highlight?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
@@ -11509,6 +11611,7 @@ public enum Operations {
                 ///   - openNow: Only posts open (or closing soon): at `at` where the route takes it, else now.
                 ///   - limit: 1–1,000 (default 100).
                 ///   - cursor: The previous page's nextCursor.
+                ///   - highlight: false leaves out hits' highlights.
                 public init(
                     minLat: Swift.Double,
                     minLon: Swift.Double,
@@ -11519,7 +11622,8 @@ public enum Operations {
                     tags: Components.Parameters.Tags? = nil,
                     openNow: Components.Parameters.OpenNow? = nil,
                     limit: Swift.Int? = nil,
-                    cursor: Components.Parameters.Cursor? = nil
+                    cursor: Components.Parameters.Cursor? = nil,
+                    highlight: Components.Parameters.Highlight? = nil
                 ) {
                     self.minLat = minLat
                     self.minLon = minLon
@@ -11531,6 +11635,7 @@ public enum Operations {
                     self.openNow = openNow
                     self.limit = limit
                     self.cursor = cursor
+                    self.highlight = highlight
                 }
             }
             public var query: Operations.Within.Input.Query

@@ -498,10 +498,12 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//v1/countries/{code}/get(getCountry)`.
     public func getCountry(
         path: Operations.GetCountry.Input.Path,
+        query: Operations.GetCountry.Input.Query = .init(),
         headers: Operations.GetCountry.Input.Headers = .init()
     ) async throws -> Operations.GetCountry.Output {
         try await getCountry(Operations.GetCountry.Input(
             path: path,
+            query: query,
             headers: headers
         ))
     }

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import Logging
 import NIOCore
@@ -54,8 +55,9 @@ struct EventSocket: Sendable {
     struct CloseRequested: Sendable {}
 
     /// The handlers of a socket just upgraded on `channel`, signed in at once when
-    /// the upgrade carried a token (`caller`). Called on the channel's event loop.
-    func handler(on channel: any Channel, caller: SocketSignIn?) -> EventSocketHandler {
+    /// the upgrade carried a token (`caller`), naming places in `language` where a
+    /// watch does not say. Called on the channel's event loop.
+    func handler(on channel: any Channel, caller: SocketSignIn?, language: LanguageTag?) -> EventSocketHandler {
         // Events go to the channel from whichever thread has them, through the frame encoder.
         let outbox = EventHub.Outbox(
             deadline: Date().addingTimeInterval(EdgeSettings.socketAuthTimeout),
@@ -67,7 +69,7 @@ struct EventSocket: Sendable {
                 channel.writeAndFlush(frame).whenComplete { _ in written() }
             },
             requestClose: { channel.pipeline.fireUserInboundEventTriggered(CloseRequested()) })
-        return EventSocketHandler(socket: self, outbox: outbox, caller: caller)
+        return EventSocketHandler(socket: self, outbox: outbox, caller: caller, language: language)
     }
 }
 
@@ -87,6 +89,8 @@ final class EventSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let outbox: EventHub.Outbox
     /// The upgrade's caller, signed in once the handler is in the pipeline.
     private var upgradeCaller: SocketSignIn?
+    /// The upgrade's `Accept-Language`: the `lang` of a watch that gives none.
+    private let language: LanguageTag?
     private var context: ChannelHandlerContext?
     /// Once a token has named the socket's user, and the hub's number for the socket.
     private var signedIn: (userId: String, socketID: Int)?
@@ -99,10 +103,11 @@ final class EventSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var closeSent = false
     private var closeTimer: Scheduled<Void>?
 
-    init(socket: EventSocket, outbox: EventHub.Outbox, caller: SocketSignIn?) {
+    init(socket: EventSocket, outbox: EventHub.Outbox, caller: SocketSignIn?, language: LanguageTag?) {
         self.socket = socket
         self.outbox = outbox
         upgradeCaller = caller
+        self.language = language
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -248,7 +253,14 @@ final class EventSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         // The query as geo.watch.open takes it; the edge keeps the lease itself.
-        let body = JSONObject(message.filter { ["search", "within", "usersNear"].contains($0.key) })
+        var body = JSONObject(message.filter { ["search", "within", "usersNear"].contains($0.key) })
+        // A centre's place is named in the socket's language unless the watch names one.
+        for key in ["search", "usersNear"] {
+            if let language, case .object(var query)? = body[key], query["lang"] == nil {
+                query["lang"] = .string(language.normalized)
+                body[key] = .object(query)
+            }
+        }
         Task { await watches.open(socketID: socketID, key: key, body: body, outbox: outbox) }
     }
 

@@ -2,29 +2,50 @@ import Contracts
 import Foundation
 import Synchronization
 
-/// Places and countries from the GeoNames file geo ships
+/// Places and countries from the GeoNames and CLDR file geo ships
 /// (`Resources/gazetteer.tsv.gz`, made by `Services/Geo/Gazetteer/derive_gazetteer.py`):
-/// names to places, points to their nearest place, codes to countries.
+/// names to places, points to their nearest place, codes to countries, each answered
+/// in the language asked for where the file has it.
 ///
 /// Read once and never changed, so it is shared by every thread without locks.
 public final class Gazetteer: Sendable {
+    /// A country as the file gives it: English names, and the capital as a place.
+    struct CountryRecord: Sendable {
+        var code: String
+        var name: String
+        var capital: String?
+        /// The capital's slot in `places`, where the file names it.
+        var capitalPlace: Int?
+        var population: Int
+        var currencyCode: String?
+        var currencyName: String?
+        var continent: String
+        var continentName: String
+    }
+
+    /// Each place with its own name, in its own language.
     let places: [Place]
-    private let countries: [String: Country]
+    private let countries: [String: CountryRecord]
+    private let translations: Translations
     private let names: PlaceNames
     private let tree: KDTree
 
-    init(places: [Place], alternateNames: [[String]], countries: [String: Country]) {
+    /// `translatedNames[i]` are place `i`'s names in other languages, searched like
+    /// its alternate names.
+    init(places: [Place], alternateNames: [[String]], translatedNames: [[String]], countries: [String: CountryRecord],
+         translations: Translations) {
         self.places = places
         self.countries = countries
-        names = PlaceNames(placeCount: places.count) { [places[$0].name] + alternateNames[$0] }
+        self.translations = translations
+        names = PlaceNames(placeCount: places.count) { [places[$0].name] + alternateNames[$0] + translatedNames[$0] }
         tree = KDTree(points: places.enumerated().map { TreePoint(UnitVector(lat: $1.lat, lon: $1.lon), slot: Int32($0)) })
     }
 
-    /// Places whose names (or alternate names) start with `query`'s words, best
-    /// first: by how well a name matched (the whole name before a prefix, the place's
-    /// own name before an alternate one, a name's start before a later word), then
-    /// by population, then by id.
-    func search(_ query: String, countryCode: String? = nil, limit: Int) -> [Place] {
+    /// Places whose names (or alternate names, or names in any language) start with
+    /// `query`'s words, best first: by how well a name matched (the whole name before a
+    /// prefix, the place's own name before another one, a name's start before a later
+    /// word), then by population, then by id.
+    func search(_ query: String, countryCode: String? = nil, limit: Int, in language: LanguageTag? = nil) -> [Place] {
         var best: [Int: PlaceNames.Quality] = [:]
         names.forEachMatch(of: PlaceNames.key(query)) { place, quality in
             if let countryCode, places[place].countryCode != countryCode { return }
@@ -36,23 +57,48 @@ public final class Gazetteer: Sendable {
             let pa = places[a.key], pb = places[b.key]
             return pa.population != pb.population ? pa.population > pb.population : a.key < b.key
         }
-        return ranked.prefix(limit).map { places[$0.key] }
+        return ranked.prefix(limit).map { place($0.key, in: language) }
     }
 
     /// The best match for a name, as `geo.search`'s `place` takes it.
-    func resolve(_ name: String) -> Place? {
-        search(name, limit: 1).first
+    func resolve(_ name: String, in language: LanguageTag? = nil) -> Place? {
+        search(name, limit: 1, in: language).first
     }
 
     /// The place nearest to a point, and its distance in metres.
-    func nearest(lat: Double, lon: Double) -> (place: Place, distance: Double)? {
+    func nearest(lat: Double, lon: Double, in language: LanguageTag? = nil) -> (place: Place, distance: Double)? {
         guard let slot = tree.nearest(to: UnitVector(lat: lat, lon: lon)) else { return nil }
-        let place = places[slot]
+        let place = place(slot, in: language)
         return (place, Sphere.distance(lat1: lat, lon1: lon, lat2: place.lat, lon2: place.lon))
     }
 
-    func country(code: String) -> Country? {
-        countries[code.uppercased()]
+    /// A country named in `language`, else (and without one) in English.
+    func country(code: String, in language: LanguageTag? = nil) -> Country? {
+        guard let record = countries[code.uppercased()] else { return nil }
+        let language = language ?? .english
+        let name = translations.name(.country, record.code, in: language, else: .english)
+        let capital = record.capitalPlace.map { place($0, in: language) }
+        let currency = record.currencyCode.flatMap { translations.name(.currency, $0, in: language, else: .english) }
+        let continent = translations.name(.continent, record.continent, in: language, else: .english)
+        return Country(code: record.code, name: name?.text ?? record.name, nameLang: name?.lang ?? "en",
+                       capital: capital?.name ?? record.capital,
+                       capitalLang: capital?.nameLang ?? record.capital.map { _ in "en" }, population: record.population,
+                       currencyCode: record.currencyCode, currencyName: currency?.text ?? record.currencyName,
+                       currencyNameLang: currency?.lang ?? record.currencyName.map { _ in "en" },
+                       continent: record.continent, continentName: continent?.text ?? record.continentName,
+                       continentNameLang: continent?.lang ?? "en", flag: Self.flag(record.code))
+    }
+
+    /// Place `slot` named in `language` where the file names it so, else by its own
+    /// name (the file leaves out a name that is the place's own); nil asks for its own name.
+    private func place(_ slot: Int, in language: LanguageTag?) -> Place {
+        var place = places[slot]
+        guard let language else { return place }
+        if let name = translations.name(.place, place.id, in: language) {
+            place.name = name.text
+            place.nameLang = name.lang
+        }
+        return place
     }
 
     /// The regional indicator symbols of a two-letter code: "NL" is 🇳🇱.

@@ -11,6 +11,8 @@ enum GazetteerFile {
         var countryRows: [[String]] = []
         var places: [Place] = []
         var alternates: [[String]] = []
+        var translations = Translations()
+        var translatedPlaceNames: [String: [String]] = [:]
         places.reserveCapacity(35_000)
         alternates.reserveCapacity(35_000)
         var lineNumber = 0
@@ -21,29 +23,39 @@ enum GazetteerFile {
             switch fields.first {
             case "N" where fields.count == 3:
                 continents[fields[1]] = fields[2]
-            case "C" where fields.count == 8:
+            case "C" where fields.count == 9:
                 countryRows.append(fields)
-            case "P" where fields.count == 10:
-                guard let lat = Double(fields[5]), let lon = Double(fields[6]), let population = Int(fields[7]) else {
+            case "P" where fields.count == 11:
+                guard let lat = Double(fields[6]), let lon = Double(fields[7]), let population = Int(fields[8]) else {
                     throw GazetteerError.malformed(line: lineNumber, "a place needs numbers for lat, lon and population")
                 }
-                places.append(Place(id: fields[1], name: fields[2], countryCode: fields[3],
-                                    admin1: fields[4].isEmpty ? nil : fields[4], lat: lat, lon: lon, population: population,
-                                    timezone: fields[8]))
-                alternates.append(fields[9].isEmpty ? [] : fields[9].split(separator: "|").map(String.init))
+                places.append(Place(id: fields[1], name: fields[2], nameLang: fields[3], countryCode: fields[4],
+                                    admin1: fields[5].isEmpty ? nil : fields[5], lat: lat, lon: lon, population: population,
+                                    timezone: fields[9]))
+                alternates.append(fields[10].isEmpty ? [] : fields[10].split(separator: "|").map(String.init))
+            case "T" where fields.count == 5:
+                guard let kind = Translations.Kind(letter: fields[2]), LanguageTag(fields[1]) != nil else {
+                    throw GazetteerError.malformed(line: lineNumber, "a translation needs a language tag and a kind of C, N, M or P")
+                }
+                translations.add(kind, key: fields[3], tag: fields[1], name: fields[4])
+                if kind == .place { translatedPlaceNames[fields[3], default: []].append(fields[4]) }
             default:
-                throw GazetteerError.malformed(line: lineNumber, "expected an N, C or P record with its fields")
+                throw GazetteerError.malformed(line: lineNumber, "expected an N, C, P or T record with its fields")
             }
         }
-        var countries: [String: Country] = [:]
+        let slots = Dictionary(places.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var countries: [String: Gazetteer.CountryRecord] = [:]
         for row in countryRows {
-            guard let population = Int(row[4]), let continentName = continents[row[7]] else {
+            guard let population = Int(row[5]), let continentName = continents[row[8]] else {
                 throw GazetteerError.malformed(line: 0, "country \(row[1]) needs a population and a known continent")
             }
-            countries[row[1]] = Country(code: row[1], name: row[2], capital: row[3].isEmpty ? nil : row[3], population: population,
-                                        currencyCode: row[5].isEmpty ? nil : row[5], currencyName: row[6].isEmpty ? nil : row[6],
-                                        continent: row[7], continentName: continentName, flag: Gazetteer.flag(row[1]))
+            countries[row[1]] = Gazetteer.CountryRecord(
+                code: row[1], name: row[2], capital: row[3].isEmpty ? nil : row[3], capitalPlace: slots[row[4]],
+                population: population, currencyCode: row[6].isEmpty ? nil : row[6], currencyName: row[7].isEmpty ? nil : row[7],
+                continent: row[8], continentName: continentName)
         }
-        return Gazetteer(places: places, alternateNames: alternates, countries: countries)
+        return Gazetteer(places: places, alternateNames: alternates,
+                         translatedNames: places.map { translatedPlaceNames[$0.id] ?? [] }, countries: countries,
+                         translations: translations)
     }
 }

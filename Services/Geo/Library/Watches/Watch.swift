@@ -29,7 +29,8 @@ struct Watch: Sendable {
         let subject: Subject
         if let search = request.search, let center {
             subject = .posts(PostWatch(area: .circle(PostIndex.Center(lat: center.lat, lon: center.lon), radius: search.radius),
-                                       query: PostQuery(kinds: search.kinds, q: search.q, tags: search.tags, openNow: search.openNow ?? false),
+                                       query: PostQuery(kinds: search.kinds, q: search.q, tags: search.tags, openNow: search.openNow ?? false,
+                                                        highlight: search.highlight ?? true),
                                        sort: search.sort ?? .distance, limit: search.limit ?? 20, center: center))
         } else if let near = request.usersNear, let center {
             subject = .users(UserWatch(center: center, reach: UserIndex.band(near.radius), attributes: near.attributes,
@@ -38,7 +39,8 @@ struct Watch: Sendable {
             // `validate` lets through only a request with one of the three.
             let box = request.within!
             subject = .posts(PostWatch(area: .box(LatLonBox(minLat: box.minLat, minLon: box.minLon, maxLat: box.maxLat, maxLon: box.maxLon)),
-                                       query: PostQuery(kinds: box.kinds, q: box.q, tags: box.tags, openNow: box.openNow ?? false),
+                                       query: PostQuery(kinds: box.kinds, q: box.q, tags: box.tags, openNow: box.openNow ?? false,
+                                                        highlight: box.highlight ?? true),
                                        sort: .distance, limit: box.limit ?? GeoRules.withinDefaultLimit, center: nil))
         }
         self.init(id: id, owner: owner, subject: subject, expiresAt: expiresAt)

@@ -1,0 +1,55 @@
+import Contracts
+
+/// The gazetteer's names in other languages (the file's `T` records): of countries,
+/// continents, currencies and places, each under a BCP 47 tag.
+///
+/// The file holds a name under a tag only where the lookup would give another one
+/// without it, so a lookup walks the tag's chain (`de-at`, then `de`), for a
+/// country, continent or currency then English's, and takes the first name found;
+/// nil means the caller's last resort (the English name of the `C` or `N` record, or
+/// a place's own name) is the answer.
+struct Translations: Sendable {
+    enum Kind: UInt8, Sendable {
+        case country, continent, currency, place
+
+        /// The record's kind letter in the file.
+        init?(letter: String) {
+            switch letter {
+            case "C": self = .country
+            case "N": self = .continent
+            case "M": self = .currency
+            case "P": self = .place
+            default: return nil
+            }
+        }
+    }
+
+    /// A name and the tag of its language as the data spells it (`zh-Hant`).
+    struct Name: Sendable, Equatable {
+        let text: String
+        let lang: String
+    }
+
+    private struct Key: Hashable, Sendable {
+        let kind: Kind
+        let key: String
+        /// Lowercased, as `LanguageTag.lookupChain` gives them.
+        let tag: String
+    }
+
+    private var names: [Key: Name] = [:]
+
+    var count: Int { names.count }
+
+    mutating func add(_ kind: Kind, key: String, tag: String, name: String) {
+        names[Key(kind: kind, key: key, tag: tag.lowercased())] = Name(text: name, lang: tag)
+    }
+
+    /// The name along `language`'s chain, else along `fallback`'s.
+    func name(_ kind: Kind, _ key: String, in language: LanguageTag, else fallback: LanguageTag? = nil) -> Name? {
+        for tag in language.lookupChain + (fallback?.lookupChain ?? []) {
+            if let name = names[Key(kind: kind, key: key, tag: tag)] { return name }
+        }
+        return nil
+    }
+}
