@@ -277,7 +277,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Services/Edge/Library",
-            resources: [.copy("Resources/openapi.yaml")],
+            resources: [.copy("Resources/openapi.yaml"), .copy("Resources/Console")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

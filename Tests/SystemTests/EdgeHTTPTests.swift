@@ -96,6 +96,36 @@ struct EdgeHTTPTests {
         #expect(opened["hits"]?.arrayValue?.first?["highlights"]?["title"] == .array([.object(["start": 0, "length": 4])]))
     }
 
+    @Test("the console: its page, modules and Leaflet served with their types, cache headers and a CSP naming the tile server; nothing else")
+    func consoleFiles() throws {
+        let stack = try EdgeStack("console", environment: ["HEREABOUTS_EDGE_TILE_URL": "https://tiles.example.org:8443/{z}/{x}/{y}.png"])
+        let page = try stack.client.get("/")
+        #expect(page.status == 200 && page.header("Content-Type") == "text/html; charset=utf-8", "\(page)")
+        #expect(page.text.contains(#"<script type="module" src="/console/console.js">"#))
+        let policy = try #require(page.header("Content-Security-Policy"))
+        #expect(policy.contains("script-src 'self'") && policy.contains("img-src 'self' data: blob: https://tiles.example.org:8443;"), "\(policy)")
+        #expect(!policy.contains("unsafe-inline") && page.header("Cache-Control") == "no-cache" && page.header("X-Content-Type-Options") == "nosniff")
+        let tag = try #require(page.header("ETag"))
+        #expect(try stack.client.get("/", headers: [("If-None-Match", tag)]).status == 304)
+
+        let script = try stack.client.get("/console/console.js")
+        #expect(script.status == 200 && script.header("Content-Type") == "text/javascript; charset=utf-8")
+        #expect(script.header("Cache-Control") == "public, max-age=3600" && script.header("Content-Security-Policy") == nil)
+        #expect(try stack.client.get("/console/console.css").header("Content-Type") == "text/css; charset=utf-8")
+        let config = try stack.client.get("/console/config.json").object()
+        #expect(config["tileURL"]?.stringValue == "https://tiles.example.org:8443/{z}/{x}/{y}.png")
+        // Leaflet from Debian's libjs-leaflet (make deps installs it), as an ES module, and its styles.
+        let leaflet = try stack.client.get("/vendor/leaflet/leaflet.esm.js")
+        #expect(leaflet.status == 200 && leaflet.header("Content-Type") == "text/javascript; charset=utf-8" && leaflet.text.contains("export"))
+        #expect(try stack.client.get("/vendor/leaflet/leaflet.css").status == 200)
+        // Only the console's own files, of the types it uses.
+        for path in ["/console/../../etc/passwd", "/console/..%2F..%2Fetc%2Fpasswd", "/vendor/leaflet/../../../../etc/passwd",
+                     "/console/.hidden.js", "/console/missing.js", "/vendor/leaflet/leaflet.esm.min.js.gz", "/console/index.html/x"] {
+            let reply = try stack.client.get(path)
+            #expect(reply.status == 404, "\(path): \(reply)")
+        }
+    }
+
     @Test("posts carry their version as ETag: If-None-Match gives 304, a stale If-Match 412; avatars and images revalidate by ETag; JWKS")
     func conditionalRequests() throws {
         let stack = try EdgeStack("etag")

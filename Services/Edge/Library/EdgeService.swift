@@ -60,6 +60,7 @@ public final class EdgeService {
         let edge = EdgeRouter(router: router, table: table)
         EdgeRoutes(backends: backends).register(into: edge)
         Self.registerOwnRoutes(into: edge, health: health)
+        ConsoleFiles(settings: settings).register(into: router)
         routes = table
         self.router = router
     }

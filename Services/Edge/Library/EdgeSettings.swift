@@ -38,6 +38,11 @@ public struct EdgeSettings: Sendable {
     public var logLevel: Logger.Level
     /// The environment the settings were read from: the services' endpoints and keys.
     public var environment: [String: String]
+    /// Where Leaflet is installed (Debian's `libjs-leaflet`), served to the console.
+    public var leafletDirectory: String
+    /// The console map's tiles (`{z}`, `{x}`, `{y}` in it) and the credit they need.
+    public var tileURL: String
+    public var tileAttribution: String
     /// The edge's CURVE keys (component `edge`); nil for a plaintext stack.
     public var keys: KeyRing?
 
@@ -96,6 +101,9 @@ public struct EdgeSettings: Sendable {
         serviceTimeout = Double(try Self.integer(value("SERVICE_TIMEOUT"), name: "HEREABOUTS_EDGE_SERVICE_TIMEOUT",
                                                  default: 5, in: 1...300))
         serviceTries = 2
+        leafletDirectory = value("LEAFLET_DIR") ?? "/usr/share/javascript/leaflet"
+        tileURL = value("TILE_URL") ?? ConsoleFiles.defaultTileURL
+        tileAttribution = value("TILE_ATTRIBUTION") ?? (value("TILE_URL") == nil ? ConsoleFiles.defaultTileAttribution : "")
         let levelText = environment["HEREABOUTS_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
             throw EdgeSettingsError("HEREABOUTS_LOG_LEVEL must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
