@@ -65,8 +65,8 @@ function show(reply) {
   }
 }
 
-form.addEventListener("submit", async (event) => {
-  event.preventDefault();
+/** Runs the form's search, and keeps it in the address so that it can be shared or reloaded. */
+async function search() {
   const data = new FormData(form);
   const query = new URLSearchParams({ place: data.get("place"), radius: String(Number(data.get("radius")) * 1000) });
   if (data.get("q")) query.set("q", data.get("q"));
@@ -79,4 +79,21 @@ form.addEventListener("submit", async (event) => {
     return;
   }
   show(body);
+  history.replaceState(null, "", `?${new URLSearchParams([...data].filter(([, value]) => value !== ""))}`);
+}
+
+form.addEventListener("submit", (event) => {
+  event.preventDefault();
+  search();
 });
+
+// A shared address (`/?q=burger&place=Utrecht&radius=5`) fills the form and searches.
+const given = new URLSearchParams(location.search);
+if (given.has("place")) {
+  for (const [name, value] of given) {
+    const field = form.elements.namedItem(name);
+    if (field?.type === "checkbox") field.checked = value === "on" || value === "true";
+    else if (field) field.value = value;
+  }
+  search();
+}
