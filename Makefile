@@ -8,7 +8,7 @@ SYSTEM_PACKAGES := libzmq3-dev libsqlite3-dev zlib1g-dev pkg-config python3-venv
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RELEASE_BIN := .build/release
 
-.PHONY: deps bench-peers build release test api-check client client-check client-snippets compose-check run bench soak soak-edge fuzz clean
+.PHONY: deps bench-peers build release test api-check client client-check client-snippets compose-check toolchain-check run bench soak soak-edge fuzz clean
 
 ## deps: apt-install the C libraries the build links against, when missing
 deps:
@@ -40,7 +40,7 @@ release: deps
 	swift build -c release
 
 ## test: every test target, including the system tests that start real processes, then the API check
-test: deps compose-check client-check client-snippets
+test: deps compose-check toolchain-check client-check client-snippets
 	swift build --build-tests
 	swift test --skip-build
 	$(MAKE) api-check
@@ -72,6 +72,10 @@ client-snippets: deps
 	swift package dump-package | python3 Tests/KitConsumer/closure.py HereaboutsKit
 	python3 Tests/KitConsumer/snippets.py Docs/CLIENT.md Tests/KitConsumer/Sources/KitConsumer/Snippets
 	swift build --package-path Tests/KitConsumer --scratch-path .build/kit-consumer
+
+## toolchain-check: Compose/Dockerfile builds with the Swift version this machine builds and tests with
+toolchain-check:
+	bash Tests/Toolchain/check-dockerfile.sh Compose/Dockerfile
 
 ## compose-check: validate Compose/docker-compose.yml (installs Debian's docker-compose if missing; no engine needed)
 compose-check:
