@@ -34,8 +34,7 @@ struct EdgeRoutes: Sendable {
             try await forward(AuthAPI.usersLookup.name, try QueryParameter.body([.string("email")], from: request.uri), request, context)
         }
         routes.on(.get, "/v1/users/near") { request, context in
-            try await forward(GeoAPI.usersNear.name, Self.localized(try usersNearBody(request.uri), request), request, context,
-                              headers: Self.variesByLanguage)
+            try await forwardLocalized(GeoAPI.usersNear.name, try usersNearBody(request.uri), request, context)
         }
         routes.on(.get, "/v1/users/{id}", userGet)
         routes.on(.get, "/v1/users/{id}/avatar", avatarGet)
@@ -82,19 +81,16 @@ struct EdgeRoutes: Sendable {
         routes.on(.get, "/v1/within") { try await searchLike(GeoAPI.within.name, Self.withinParameters, $0, $1) }
         routes.on(.get, "/v1/places") { request, context in
             let body = try QueryParameter.body([.string("q"), .string("countryCode"), .integer("limit"), .string("lang")], from: request.uri)
-            return try await forward(GeoAPI.placesSearch.name, Self.localized(body, request), request, context,
-                                     headers: Self.variesByLanguage)
+            return try await forwardLocalized(GeoAPI.placesSearch.name, body, request, context)
         }
         routes.on(.get, "/v1/places/reverse") { request, context in
             let body = try QueryParameter.body([.number("lat"), .number("lon"), .string("lang")], from: request.uri)
-            return try await forward(GeoAPI.placesReverse.name, Self.localized(body, request), request, context,
-                                     headers: Self.variesByLanguage)
+            return try await forwardLocalized(GeoAPI.placesReverse.name, body, request, context)
         }
         routes.on(.get, "/v1/countries/{code}") { request, context in
             var body = try QueryParameter.body([.string("lang")], from: request.uri)
             body["code"] = .string(try request.parameter("code", context))
-            return try await forward(GeoAPI.countriesGet.name, Self.localized(body, request), request, context,
-                                     headers: Self.variesByLanguage)
+            return try await forwardLocalized(GeoAPI.countriesGet.name, body, request, context)
         }
         routes.on(.post, "/v1/fences/update") { try await forwardJSON(GeoAPI.fencesUpdate.name, $0, $1) }
         routes.on(.get, "/v1/fences/plan") { request, context in
@@ -165,6 +161,12 @@ struct EdgeRoutes: Sendable {
 
     /// For a reply whose names follow `Accept-Language`, so that caches keep one per language.
     static let variesByLanguage: HTTPFields = [.vary: "Accept-Language"]
+
+    /// `forward` for an op whose reply names places or countries: in the request's
+    /// language (`localized`), marked `Vary: Accept-Language`.
+    func forwardLocalized(_ op: String, _ body: JSONObject, _ request: Request, _ context: EdgeContext) async throws -> Response {
+        try await forward(op, Self.localized(body, request), request, context, headers: Self.variesByLanguage)
+    }
 
     // MARK: Forwarding
 
