@@ -184,7 +184,8 @@ let package = Package(
             // under its write lock; in release builds their run-time exclusivity checks
             // (a call per property read, several per hit: ~2.5% of a search) guard nothing
             // the lock does not. Debug builds, which the tests run, keep them.
-            swiftSettings: swiftSettings + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+            swiftSettings: swiftSettings + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
+                                            .unsafeFlags(["-O"], .when(configuration: .debug))]
         ),
         .executableTarget(
             name: "GeoServiceMain",

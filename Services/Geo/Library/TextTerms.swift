@@ -36,7 +36,7 @@ public enum TextTerms {
         }
         for scalar in folded.unicodeScalars {
             if isWordCharacter(scalar) {
-                current.append(contentsOf: String(scalar).utf8)
+                UTF8.encode(scalar) { current.append($0) }
             } else {
                 flush()
             }

@@ -3,42 +3,70 @@ import Foundation
 
 /// Reads the tab-separated gazetteer file, gzipped as shipped or plain (its format is
 /// described in `Services/Geo/Gazetteer/derive_gazetteer.py`).
+///
+/// It is read at every start of geo, so it is parsed over the raw bytes: a line's
+/// fields are byte ranges and become Strings only where they are kept, and the few
+/// hundred language tags of its ~134,000 `T` records are checked once each.
 enum GazetteerFile {
     static func read(_ url: URL) throws -> Gazetteer {
         let file = try Data(contentsOf: url)
         let data = Gunzip.isGzip(file) ? try Gunzip.inflate(file) : file
+        return try data.withUnsafeBytes { try parse($0.bindMemory(to: UInt8.self)) }
+    }
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws -> Gazetteer {
         var continents: [String: String] = [:]
         var countryRows: [[String]] = []
         var places: [Place] = []
         var alternates: [[String]] = []
         var translations = Translations()
         var translatedPlaceNames: [String: [String]] = [:]
+        // Each tag as written, to its lowercased lookup form; nil when it is no BCP 47 tag.
+        var tags: [String: String?] = [:]
         places.reserveCapacity(35_000)
         alternates.reserveCapacity(35_000)
-        var lineNumber = 0
-        for line in data.split(separator: 0x0A, omittingEmptySubsequences: true) {
+        translations.reserveCapacity(140_000)
+        var fields: [Range<Int>] = []
+        fields.reserveCapacity(11)
+        func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
+
+        var lineNumber = 0, start = 0
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count && bytes[end] != 0x0A { end += 1 }
+            defer { start = end + 1 }
             lineNumber += 1
-            guard line.first != 0x23 else { continue }  // a `#` comment
-            let fields = line.split(separator: 0x09, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
-            switch fields.first {
-            case "N" where fields.count == 3:
-                continents[fields[1]] = fields[2]
-            case "C" where fields.count == 9:
-                countryRows.append(fields)
-            case "P" where fields.count == 11:
-                guard let lat = Double(fields[6]), let lon = Double(fields[7]), let population = Int(fields[8]) else {
-                    throw GazetteerError.malformed(line: lineNumber, "a place needs numbers for lat, lon and population")
-                }
-                places.append(Place(id: fields[1], name: fields[2], nameLang: fields[3], countryCode: fields[4],
-                                    admin1: fields[5].isEmpty ? nil : fields[5], lat: lat, lon: lon, population: population,
-                                    timezone: fields[9]))
-                alternates.append(fields[10].isEmpty ? [] : fields[10].split(separator: "|").map(String.init))
-            case "T" where fields.count == 5:
-                guard let kind = Translations.Kind(letter: fields[2]), LanguageTag(fields[1]) != nil else {
+            guard end > start, bytes[start] != 0x23 else { continue }  // an empty line or a `#` comment
+            fields.removeAll(keepingCapacity: true)
+            var fieldStart = start
+            for i in start..<end where bytes[i] == 0x09 {
+                fields.append(fieldStart..<i)
+                fieldStart = i + 1
+            }
+            fields.append(fieldStart..<end)
+            let record = fields[0].count == 1 ? bytes[start] : 0
+            switch (record, fields.count) {
+            case (UInt8(ascii: "T"), 5):
+                let tag = text(fields[1])
+                let lookup = tags[tag] ?? { let lookup = LanguageTag(tag).map { _ in tag.lowercased() }; tags[tag] = lookup; return lookup }()
+                guard let lookup, let kind = Translations.Kind(letter: bytes[fields[2].lowerBound]), fields[2].count == 1 else {
                     throw GazetteerError.malformed(line: lineNumber, "a translation needs a language tag and a kind of C, N, M or P")
                 }
-                translations.add(kind, key: fields[3], tag: fields[1], name: fields[4])
-                if kind == .place { translatedPlaceNames[fields[3], default: []].append(fields[4]) }
+                let key = text(fields[3]), name = text(fields[4])
+                translations.add(kind, key: key, tag: tag, lookupTag: lookup, name: name)
+                if kind == .place { translatedPlaceNames[key, default: []].append(name) }
+            case (UInt8(ascii: "P"), 11):
+                guard let lat = Double(text(fields[6])), let lon = Double(text(fields[7])), let population = Int(text(fields[8])) else {
+                    throw GazetteerError.malformed(line: lineNumber, "a place needs numbers for lat, lon and population")
+                }
+                places.append(Place(id: text(fields[1]), name: text(fields[2]), nameLang: text(fields[3]), countryCode: text(fields[4]),
+                                    admin1: fields[5].isEmpty ? nil : text(fields[5]), lat: lat, lon: lon, population: population,
+                                    timezone: text(fields[9])))
+                alternates.append(fields[10].isEmpty ? [] : text(fields[10]).split(separator: "|").map(String.init))
+            case (UInt8(ascii: "N"), 3):
+                continents[text(fields[1])] = text(fields[2])
+            case (UInt8(ascii: "C"), 9):
+                countryRows.append(fields.map(text))
             default:
                 throw GazetteerError.malformed(line: lineNumber, "expected an N, C, P or T record with its fields")
             }

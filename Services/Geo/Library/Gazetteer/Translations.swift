@@ -13,12 +13,12 @@ struct Translations: Sendable {
         case country, continent, currency, place
 
         /// The record's kind letter in the file.
-        init?(letter: String) {
+        init?(letter: UInt8) {
             switch letter {
-            case "C": self = .country
-            case "N": self = .continent
-            case "M": self = .currency
-            case "P": self = .place
+            case UInt8(ascii: "C"): self = .country
+            case UInt8(ascii: "N"): self = .continent
+            case UInt8(ascii: "M"): self = .currency
+            case UInt8(ascii: "P"): self = .place
             default: return nil
             }
         }
@@ -41,8 +41,12 @@ struct Translations: Sendable {
 
     var count: Int { names.count }
 
-    mutating func add(_ kind: Kind, key: String, tag: String, name: String) {
-        names[Key(kind: kind, key: key, tag: tag.lowercased())] = Name(text: name, lang: tag)
+    /// Makes room for `count` names at once (the file holds ~134,000).
+    mutating func reserveCapacity(_ count: Int) { names.reserveCapacity(count) }
+
+    /// `lookupTag` is `tag` lowercased, as `LanguageTag.lookupChain` spells tags.
+    mutating func add(_ kind: Kind, key: String, tag: String, lookupTag: String, name: String) {
+        names[Key(kind: kind, key: key, tag: lookupTag)] = Name(text: name, lang: tag)
     }
 
     /// The name along `language`'s chain, else along `fallback`'s.
