@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ServiceClient
 import Wire
 import ZeroMQ
@@ -59,12 +60,24 @@ public final class ChildProcess {
     public var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
     /// A TCP endpoint on a port that was free a moment ago.
+    ///
+    /// Ports come from below Linux's ephemeral range (32768–60999 by default), one
+    /// after another within this process: a port the kernel picked from that range
+    /// (`:*`) could be taken, before the service binds it, as the local port of any
+    /// outgoing connection, and the parallel system tests make thousands of those.
     public static func freeEndpoint() throws -> String {
-        let socket = try Context.shared.makeSocket(.router)
-        defer { socket.close() }
-        try socket.bind("tcp://127.0.0.1:*")
-        return socket.lastEndpoint
+        for _ in 0..<testPorts.count {
+            let port = testPorts.lowerBound + (nextTestPort.wrappingAdd(1, ordering: .relaxed).oldValue % testPorts.count)
+            let socket = try Context.shared.makeSocket(.router)
+            defer { socket.close() }
+            if (try? socket.bind("tcp://127.0.0.1:\(port)")) != nil { return "tcp://127.0.0.1:\(port)" }
+        }
+        throw ServiceError.unavailable("no free port in \(testPorts)")
     }
+
+    private static let testPorts = 20_000..<32_000
+    /// Where this process starts: apart from another test process's start, most likely.
+    private static let nextTestPort = Atomic<Int>(Int.random(in: 0..<12_000))
 }
 
 /// Calls `health` until the service answers or `timeout` passes.
