@@ -8,7 +8,7 @@ SYSTEM_PACKAGES := libzmq3-dev libsqlite3-dev zlib1g-dev pkg-config python3-venv
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RELEASE_BIN := .build/release
 
-.PHONY: deps bench-peers build release test api-check client client-check client-snippets compose-check toolchain-check run bench soak soak-edge fuzz clean
+.PHONY: deps bench-peers build release test api-check console-check console-browser screenshots client client-check client-snippets compose-check toolchain-check run bench soak soak-edge fuzz clean
 
 ## deps: apt-install the C libraries the build links against, when missing
 deps:
@@ -44,6 +44,7 @@ test: deps compose-check toolchain-check client-check client-snippets
 	swift build --build-tests
 	swift test --skip-build
 	$(MAKE) api-check
+	$(MAKE) console-check
 
 ## api-check: Docs/openapi.yaml through openapi-spec-validator, then schemathesis against a live stack
 ## (SCHEMATHESIS_SECONDS, default 300); both from PyPI in a virtual environment under .build
@@ -54,6 +55,26 @@ $(API_VENV)/bin/st:
 api-check: deps $(API_VENV)/bin/st
 	swift build
 	bash Tests/API/schemathesis.sh $(API_VENV) $$(swift build --show-bin-path)
+
+## console-check: the console in a real browser (Tests/Console/console_test.py): Debian's chromium, installed
+## when missing, driven by Playwright from PyPI in a virtual environment under .build, against a demo stack
+CONSOLE_PACKAGES := chromium
+CONSOLE_VENV := .build/console-venv
+$(CONSOLE_VENV)/bin/playwright:
+	python3 -m venv $(CONSOLE_VENV)
+	$(CONSOLE_VENV)/bin/pip install -q playwright==1.65.2
+console-browser:
+	@dpkg -s $(CONSOLE_PACKAGES) >/dev/null 2>&1 || { echo "installing: $(CONSOLE_PACKAGES)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CONSOLE_PACKAGES); }
+console-check: deps console-browser $(CONSOLE_VENV)/bin/playwright
+	python3 Tests/Console/check_labels.py Services/Edge/Library/Resources/Console
+	swift build
+	$(CONSOLE_VENV)/bin/python Tests/Console/console_test.py --bin $$(swift build --show-bin-path)
+
+## screenshots: the console's main pages at phone and desktop sizes (Docs/screenshots), by the same browser run
+screenshots: deps console-browser $(CONSOLE_VENV)/bin/playwright
+	swift build
+	$(CONSOLE_VENV)/bin/python Tests/Console/console_test.py --bin $$(swift build --show-bin-path) --screenshots Docs/screenshots
 
 ## client: HereaboutsKit's generated layer (Shared/HereaboutsKit/Generated) from Docs/openapi.yaml with
 ## swift-openapi-generator (built by Tests/ClientGeneration); commit what it writes

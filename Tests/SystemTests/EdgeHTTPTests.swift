@@ -112,6 +112,7 @@ struct EdgeHTTPTests {
         #expect(script.status == 200 && script.header("Content-Type") == "text/javascript; charset=utf-8")
         #expect(script.header("Cache-Control") == "public, max-age=3600" && script.header("Content-Security-Policy") == nil)
         #expect(try stack.client.get("/console/console.css").header("Content-Type") == "text/css; charset=utf-8")
+        #expect(try stack.client.get("/console/pages/search.js").header("Content-Type") == "text/javascript; charset=utf-8")
         let config = try stack.client.get("/console/config.json").object()
         #expect(config["tileURL"]?.stringValue == "https://tiles.example.org:8443/{z}/{x}/{y}.png")
         // Leaflet from Debian's libjs-leaflet (make deps installs it), as an ES module, and its styles.
@@ -124,6 +125,43 @@ struct EdgeHTTPTests {
             let reply = try stack.client.get(path)
             #expect(reply.status == 404, "\(path): \(reply)")
         }
+    }
+
+    @Test("the operators' status: 401 unsigned, 403 for an account not named, for an operator each service, geo's index, the edge's rates and its last problems")
+    func operatorStatus() throws {
+        let stack = try EdgeStack("operator", environment: ["HEREABOUTS_EDGE_OPERATORS": "Ops@Example.org, other@example.org"])
+        let user = stack.client.signed(try stack.register("user@example.org").accessToken)
+        let operatorAccount = stack.client.signed(try stack.register("ops@example.org").accessToken)
+        _ = try user.post("/v1/posts", ["kind": "offer", "title": "Lamp", "lat": 52.09, "lon": 5.12])
+
+        #expect(try stack.client.get("/v1/operator/status").status == 401)
+        #expect(try stack.client.get("/v1/operator").status == 401)
+        #expect(try user.get("/v1/operator").object()["operator"] == .bool(false))
+        let refused = try user.get("/v1/operator/status")
+        #expect(try refused.status == 403 && refused.object()["code"]?.stringValue == "permission_denied", "\(refused)")
+        #expect(try operatorAccount.get("/v1/operator").object()["operator"] == .bool(true))
+
+        // A problem the edge answers is among the last ones, newest first, the path without its query.
+        let missing = try stack.client.get("/v1/posts/nothing-here?secret=1")
+        #expect(missing.status == 404)
+        let reply = try operatorAccount.get("/v1/operator/status")
+        #expect(reply.status == 200 && reply.header("Cache-Control") == "no-store", "\(reply)")
+        let status = try reply.object()
+        let services = status["services"]?.arrayValue ?? []
+        #expect(services.compactMap { $0.objectValue?["service"]?.stringValue } == ["auth", "catalogue", "geo", "favourites", "chat"])
+        for service in services.compactMap(\.objectValue) {
+            #expect(service["answering"] == .bool(true) && service["ready"] == .bool(true) && (service["roundTripMs"]?.doubleValue ?? -1) >= 0,
+                    "\(service)")
+            #expect((service["memory"]?.objectValue?["residentBytes"]?.doubleValue ?? 0) > 0)
+        }
+        #expect(status["geo"]?.objectValue?["posts"]?.doubleValue == 1)
+        let edge = try #require(status["edge"]?.objectValue)
+        #expect((edge["requests"]?.doubleValue ?? 0) >= 8 && edge["openSockets"]?.doubleValue == 0, "\(edge)")
+        let errors = status["errors"]?.arrayValue?.compactMap(\.objectValue) ?? []
+        let newest = try #require(errors.first)
+        #expect(newest["path"]?.stringValue == "/v1/posts/nothing-here" && newest["status"]?.doubleValue == 404
+                && newest["code"]?.stringValue == "not_found" && newest["requestId"]?.stringValue == missing.header("X-Request-Id"), "\(newest)")
+        #expect(errors.dropFirst().first?["status"]?.doubleValue == 403)
     }
 
     @Test("posts carry their version as ETag: If-None-Match gives 304, a stale If-Match 412; avatars and images revalidate by ETag; JWKS")

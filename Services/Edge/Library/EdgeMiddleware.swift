@@ -14,34 +14,64 @@ import Wire
 struct ProblemMiddleware: RouterMiddleware {
     typealias Context = EdgeContext
     let routes: RouteTable
+    /// Where each problem answered is noted, for the operators' page.
+    let activity: EdgeActivity
 
     func handle(_ request: Request, context: EdgeContext, next: (Request, EdgeContext) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
-        } catch let problem as Problem {
+        } catch {
+            let problem = self.problem(for: error, request, context)
+            activity.problemAnswered(EdgeActivity.ProblemRecord(
+                at: Date(), method: request.method.rawValue, path: request.uri.path, status: Int(problem.status.code),
+                code: problem.code, detail: problem.detail, requestId: context.requestID))
             return problem.response
-        } catch let error as ServiceError {
+        }
+    }
+
+    private func problem(for error: any Error, _ request: Request, _ context: EdgeContext) -> Problem {
+        switch error {
+        case let problem as Problem:
+            return problem
+        case let error as ServiceError:
             if error.code == .internal || error.code == .unavailable {
                 context.logger.warning("\(error.code.rawValue)", metadata: ["error": "\(error)"])
             }
-            return Problem(error.code == .internal ? .internal : error).response
-        } catch let error as HTTPError where error.status == .notFound {
+            return Problem(error.code == .internal ? .internal : error)
+        case let error as HTTPError where error.status == .notFound:
             let methods = routes.methods(for: request.uri.path)
             guard methods.isEmpty else {
                 var problem = Problem(status: .methodNotAllowed, code: .badRequest,
                                       "\(request.uri.path) takes \(methods.map(\.rawValue).joined(separator: ", ")), not \(request.method.rawValue)")
                 problem.allow = methods
-                return problem.response
+                return problem
             }
-            return Problem.notFound("no route \(request.method.rawValue) \(request.uri.path)").response
-        } catch is NIOTooManyBytesError {
-            return Problem.tooLarge("the body is over this route's limit").response
-        } catch let error as HTTPError {
+            return Problem.notFound("no route \(request.method.rawValue) \(request.uri.path)")
+        case is NIOTooManyBytesError:
+            return Problem.tooLarge("the body is over this route's limit")
+        case let error as HTTPError:
             return Problem(status: error.status, code: error.status.code >= 500 ? .internal : .badRequest,
-                           error.body ?? error.status.reasonPhrase).response
-        } catch {
+                           error.body ?? error.status.reasonPhrase)
+        default:
             context.logger.error("internal error", metadata: ["error": "\(String(reflecting: error))"])
-            return Problem(.internal).response
+            return Problem(.internal)
+        }
+    }
+}
+
+/// Counts every request by its answer's status, for the operators' page.
+struct ActivityMiddleware: RouterMiddleware {
+    typealias Context = EdgeContext
+    let activity: EdgeActivity
+
+    func handle(_ request: Request, context: EdgeContext, next: (Request, EdgeContext) async throws -> Response) async throws -> Response {
+        do {
+            let response = try await next(request, context)
+            activity.requestAnswered(status: Int(response.status.code))
+            return response
+        } catch {
+            activity.requestAnswered(status: 500)
+            throw error
         }
     }
 }

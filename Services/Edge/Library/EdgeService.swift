@@ -50,16 +50,19 @@ public final class EdgeService {
         // Middleware first, outermost first: it wraps only the routes added after it.
         let router = Hummingbird.Router(context: EdgeContext.self)
         let table = RouteTable()
+        let activity = EdgeActivity()
         router.add(middleware: ClientMiddleware(trustedProxies: settings.trustedProxies))
         router.add(middleware: MetricsMiddleware())
+        router.add(middleware: ActivityMiddleware(activity: activity))
         if !settings.corsOrigins.isEmpty {
             router.add(middleware: CORS(origins: Set(settings.corsOrigins)))
         }
-        router.add(middleware: ProblemMiddleware(routes: table))
+        router.add(middleware: ProblemMiddleware(routes: table, activity: activity))
         if let limiter { router.add(middleware: RateLimitMiddleware(limiter: limiter)) }
         let edge = EdgeRouter(router: router, table: table)
         EdgeRoutes(backends: backends).register(into: edge)
         Self.registerOwnRoutes(into: edge, health: health)
+        OperatorRoutes(backends: backends, quick: health, activity: activity, hub: hub, operators: settings.operators).register(into: edge)
         ConsoleFiles(settings: settings).register(into: router)
         routes = table
         self.router = router
@@ -121,7 +124,7 @@ public final class EdgeService {
         guard down.isEmpty else {
             var problem = Problem(ServiceError.unavailable("not answering: \(down.joined(separator: ", "))"))
             problem.retryAfterSeconds = 5
-            return problem.response
+            throw problem
         }
         return EdgeRoutes.json(JSONWriter.data(.object(body)))
     }

@@ -43,6 +43,9 @@ public struct EdgeSettings: Sendable {
     /// The console map's tiles (`{z}`, `{x}`, `{y}` in it) and the credit they need.
     public var tileURL: String
     public var tileAttribution: String
+    /// The accounts (email addresses, lowercased) that may see the console's
+    /// operators' page and `GET /v1/operator/status`; none by default.
+    public var operators: Set<String>
     /// The edge's CURVE keys (component `edge`); nil for a plaintext stack.
     public var keys: KeyRing?
 
@@ -101,6 +104,7 @@ public struct EdgeSettings: Sendable {
         serviceTimeout = Double(try Self.integer(value("SERVICE_TIMEOUT"), name: "HEREABOUTS_EDGE_SERVICE_TIMEOUT",
                                                  default: 5, in: 1...300))
         serviceTries = 2
+        operators = Set(value("OPERATORS").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() } } ?? [])
         leafletDirectory = value("LEAFLET_DIR") ?? "/usr/share/javascript/leaflet"
         tileURL = value("TILE_URL") ?? ConsoleFiles.defaultTileURL
         tileAttribution = value("TILE_ATTRIBUTION") ?? (value("TILE_URL") == nil ? ConsoleFiles.defaultTileAttribution : "")

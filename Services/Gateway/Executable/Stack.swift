@@ -51,6 +51,14 @@ struct Up: ParsableCommand {
             try KeyRing.generate(into: keys)
             childEnvironment[KeyRing.environmentVariable] = keys.path
         }
+        // The demo's operator account may see the console's operators' page, unless the
+        // operators are named: on the start that seeds it, and on those after (the
+        // marker says the account is the demo's own, not one anybody registered).
+        let demoMarker = directory.appendingPathComponent(DemoData.markerFile)
+        if (environment["HEREABOUTS_EDGE_OPERATORS"] ?? "").isEmpty,
+           (demo && firstStart) || FileManager.default.fileExists(atPath: demoMarker.path) {
+            childEnvironment["HEREABOUTS_EDGE_OPERATORS"] = DemoData.operatorEmail
+        }
         var configuration = Supervisor.Configuration(services: ServiceEndpoints.services, executables: Self.executables(environment),
                                                      dataDirectory: directory, environment: childEnvironment)
         configuration.maxBackoff = max(0, maxBackoff)
@@ -83,6 +91,7 @@ struct Up: ParsableCommand {
         if demo && firstStart {
             do {
                 for line in try DemoData.seed(Gateway(environment: childEnvironment)) { Self.say("demo data: \(line)", json: options.json) }
+                _ = FileManager.default.createFile(atPath: demoMarker.path, contents: Data("seeded by here up --demo\n".utf8))
             } catch {
                 Self.say("demo data could not be added: \(GatewayError.from(error).message)", json: options.json)
             }

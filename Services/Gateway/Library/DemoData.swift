@@ -4,9 +4,13 @@ import Wire
 
 /// What `here up --demo` puts in a new stack, so every app has something to show:
 /// a bike shop and a restaurant in Utrecht, sights on a walk with geofences, tips
-/// in Köln, and two divers by the Zeeland coast. All accounts share one password.
+/// in Köln, two divers by the Zeeland coast, and an operator. All accounts share one password.
 public enum DemoData {
     public static let password = "hereabouts-demo"
+    /// The account that sees the console's operators' page in a demo stack.
+    public static let operatorEmail = "operator@demo.hereabouts"
+    /// Written into the data directory once the demo is seeded.
+    public static let markerFile = "demo-seeded"
 
     struct Account {
         var email: String
@@ -65,6 +69,8 @@ public enum DemoData {
         _ = try register(Account(email: "bob@demo.hereabouts", displayName: "Bob",
                                  attributes: ["certification": .string("OWD"), "years": .number(2), "dives": .number(25)],
                                  home: (51.5000, 3.6100)))
-        return ["bikes@, burgers@, guide@, tips@, ann@ and bob@demo.hereabouts, password \(password)"]
+        _ = try register(Account(email: operatorEmail, displayName: "Operator"))
+        return ["bikes@, burgers@, guide@, tips@, ann@, bob@ and operator@demo.hereabouts, password \(password)",
+                "\(operatorEmail) sees the console's operators' page"]
     }
 }

@@ -414,6 +414,361 @@ extension Components {
                 case userId
             }
         }
+        /// - Remark: Generated from `#/components/schemas/OperatorStatus`.
+        public struct OperatorStatus: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/OperatorStatus/checkedAt`.
+            public var checkedAt: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/OperatorStatus/edge`.
+            public struct EdgePayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/edge/openSockets`.
+                public var openSockets: Swift.Int
+                /// Requests answered since the edge started.
+                ///
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/edge/requests`.
+                public var requests: Swift.Int
+                /// Over the last 60 s.
+                ///
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/edge/requestsPerSecond`.
+                public var requestsPerSecond: Swift.Double
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/edge/requestsPerSecond10s`.
+                public var requestsPerSecond10s: Swift.Double
+                /// 5xx answers over the last 60 s.
+                ///
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/edge/serverErrorsPerSecond`.
+                public var serverErrorsPerSecond: Swift.Double
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/edge/uptimeSeconds`.
+                public var uptimeSeconds: Swift.Double
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/edge/version`.
+                public var version: Swift.String
+                /// Creates a new `EdgePayload`.
+                ///
+                /// - Parameters:
+                ///   - openSockets:
+                ///   - requests: Requests answered since the edge started.
+                ///   - requestsPerSecond: Over the last 60 s.
+                ///   - requestsPerSecond10s:
+                ///   - serverErrorsPerSecond: 5xx answers over the last 60 s.
+                ///   - uptimeSeconds:
+                ///   - version:
+                public init(
+                    openSockets: Swift.Int,
+                    requests: Swift.Int,
+                    requestsPerSecond: Swift.Double,
+                    requestsPerSecond10s: Swift.Double,
+                    serverErrorsPerSecond: Swift.Double,
+                    uptimeSeconds: Swift.Double,
+                    version: Swift.String
+                ) {
+                    self.openSockets = openSockets
+                    self.requests = requests
+                    self.requestsPerSecond = requestsPerSecond
+                    self.requestsPerSecond10s = requestsPerSecond10s
+                    self.serverErrorsPerSecond = serverErrorsPerSecond
+                    self.uptimeSeconds = uptimeSeconds
+                    self.version = version
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case openSockets
+                    case requests
+                    case requestsPerSecond
+                    case requestsPerSecond10s
+                    case serverErrorsPerSecond
+                    case uptimeSeconds
+                    case version
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/OperatorStatus/edge`.
+            public var edge: Components.Schemas.OperatorStatus.EdgePayload
+            /// - Remark: Generated from `#/components/schemas/OperatorStatus/ErrorsPayload`.
+            public struct ErrorsPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ErrorsPayload/at`.
+                public var at: Foundation.Date
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ErrorsPayload/code`.
+                public var code: Swift.String
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ErrorsPayload/detail`.
+                public var detail: Swift.String
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ErrorsPayload/method`.
+                public var method: Swift.String
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ErrorsPayload/path`.
+                public var path: Swift.String
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ErrorsPayload/requestId`.
+                public var requestId: Swift.String
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ErrorsPayload/status`.
+                public var status: Swift.Int
+                /// Creates a new `ErrorsPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - at:
+                ///   - code:
+                ///   - detail:
+                ///   - method:
+                ///   - path:
+                ///   - requestId:
+                ///   - status:
+                public init(
+                    at: Foundation.Date,
+                    code: Swift.String,
+                    detail: Swift.String,
+                    method: Swift.String,
+                    path: Swift.String,
+                    requestId: Swift.String,
+                    status: Swift.Int
+                ) {
+                    self.at = at
+                    self.code = code
+                    self.detail = detail
+                    self.method = method
+                    self.path = path
+                    self.requestId = requestId
+                    self.status = status
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case at
+                    case code
+                    case detail
+                    case method
+                    case path
+                    case requestId
+                    case status
+                }
+            }
+            /// The last 50 problems (4xx and 5xx) the edge answered, newest first; the path without its query.
+            ///
+            /// - Remark: Generated from `#/components/schemas/OperatorStatus/errors`.
+            public typealias ErrorsPayload = [Components.Schemas.OperatorStatus.ErrorsPayloadPayload]
+            /// The last 50 problems (4xx and 5xx) the edge answered, newest first; the path without its query.
+            ///
+            /// - Remark: Generated from `#/components/schemas/OperatorStatus/errors`.
+            public var errors: Components.Schemas.OperatorStatus.ErrorsPayload
+            /// Geo's index (left out when geo did not answer).
+            ///
+            /// - Remark: Generated from `#/components/schemas/OperatorStatus/geo`.
+            public struct GeoPayload: Codable, Hashable, Sendable {
+                /// Changes of each feed not applied yet.
+                ///
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/geo/lag`.
+                public struct LagPayload: Codable, Hashable, Sendable {
+                    /// A container of undocumented properties.
+                    public var additionalProperties: [String: Swift.Int]
+                    /// Creates a new `LagPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - additionalProperties: A container of undocumented properties.
+                    public init(additionalProperties: [String: Swift.Int] = .init()) {
+                        self.additionalProperties = additionalProperties
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                    }
+                    public func encode(to encoder: any Swift.Encoder) throws {
+                        try encoder.encodeAdditionalProperties(additionalProperties)
+                    }
+                }
+                /// Changes of each feed not applied yet.
+                ///
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/geo/lag`.
+                public var lag: Components.Schemas.OperatorStatus.GeoPayload.LagPayload
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/geo/memoryBytes`.
+                public var memoryBytes: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/geo/posts`.
+                public var posts: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/geo/users`.
+                public var users: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/geo/watches`.
+                public var watches: Swift.Int
+                /// Creates a new `GeoPayload`.
+                ///
+                /// - Parameters:
+                ///   - lag: Changes of each feed not applied yet.
+                ///   - memoryBytes:
+                ///   - posts:
+                ///   - users:
+                ///   - watches:
+                public init(
+                    lag: Components.Schemas.OperatorStatus.GeoPayload.LagPayload,
+                    memoryBytes: Swift.Int,
+                    posts: Swift.Int,
+                    users: Swift.Int,
+                    watches: Swift.Int
+                ) {
+                    self.lag = lag
+                    self.memoryBytes = memoryBytes
+                    self.posts = posts
+                    self.users = users
+                    self.watches = watches
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case lag
+                    case memoryBytes
+                    case posts
+                    case users
+                    case watches
+                }
+            }
+            /// Geo's index (left out when geo did not answer).
+            ///
+            /// - Remark: Generated from `#/components/schemas/OperatorStatus/geo`.
+            public var geo: Components.Schemas.OperatorStatus.GeoPayload?
+            /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload`.
+            public struct ServicesPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/answering`.
+                public var answering: Swift.Bool
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/FeedsPayload`.
+                public struct FeedsPayloadPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/FeedsPayload/feed`.
+                    public var feed: Swift.String
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/FeedsPayload/lag`.
+                    public var lag: Swift.Int
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/FeedsPayload/ready`.
+                    public var ready: Swift.Bool
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/FeedsPayload/secondsSinceCaughtUp`.
+                    public var secondsSinceCaughtUp: Swift.Double?
+                    /// Creates a new `FeedsPayloadPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - feed:
+                    ///   - lag:
+                    ///   - ready:
+                    ///   - secondsSinceCaughtUp:
+                    public init(
+                        feed: Swift.String,
+                        lag: Swift.Int,
+                        ready: Swift.Bool,
+                        secondsSinceCaughtUp: Swift.Double? = nil
+                    ) {
+                        self.feed = feed
+                        self.lag = lag
+                        self.ready = ready
+                        self.secondsSinceCaughtUp = secondsSinceCaughtUp
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case feed
+                        case lag
+                        case ready
+                        case secondsSinceCaughtUp
+                    }
+                }
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/feeds`.
+                public typealias FeedsPayload = [Components.Schemas.OperatorStatus.ServicesPayloadPayload.FeedsPayloadPayload]
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/feeds`.
+                public var feeds: Components.Schemas.OperatorStatus.ServicesPayloadPayload.FeedsPayload?
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/memory`.
+                public struct MemoryPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/memory/residentBytes`.
+                    public var residentBytes: Swift.Int
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/memory/sqliteBytes`.
+                    public var sqliteBytes: Swift.Int
+                    /// Creates a new `MemoryPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - residentBytes:
+                    ///   - sqliteBytes:
+                    public init(
+                        residentBytes: Swift.Int,
+                        sqliteBytes: Swift.Int
+                    ) {
+                        self.residentBytes = residentBytes
+                        self.sqliteBytes = sqliteBytes
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case residentBytes
+                        case sqliteBytes
+                    }
+                }
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/memory`.
+                public var memory: Components.Schemas.OperatorStatus.ServicesPayloadPayload.MemoryPayload?
+                /// Its file takes writes and it keeps up with its feeds.
+                ///
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/ready`.
+                public var ready: Swift.Bool?
+                /// The health call's round trip from the edge.
+                ///
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/roundTripMs`.
+                public var roundTripMs: Swift.Double?
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/service`.
+                public var service: Swift.String
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/uptimeSeconds`.
+                public var uptimeSeconds: Swift.Double?
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/version`.
+                public var version: Swift.String?
+                /// Creates a new `ServicesPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - answering:
+                ///   - feeds:
+                ///   - memory:
+                ///   - ready: Its file takes writes and it keeps up with its feeds.
+                ///   - roundTripMs: The health call's round trip from the edge.
+                ///   - service:
+                ///   - uptimeSeconds:
+                ///   - version:
+                public init(
+                    answering: Swift.Bool,
+                    feeds: Components.Schemas.OperatorStatus.ServicesPayloadPayload.FeedsPayload? = nil,
+                    memory: Components.Schemas.OperatorStatus.ServicesPayloadPayload.MemoryPayload? = nil,
+                    ready: Swift.Bool? = nil,
+                    roundTripMs: Swift.Double? = nil,
+                    service: Swift.String,
+                    uptimeSeconds: Swift.Double? = nil,
+                    version: Swift.String? = nil
+                ) {
+                    self.answering = answering
+                    self.feeds = feeds
+                    self.memory = memory
+                    self.ready = ready
+                    self.roundTripMs = roundTripMs
+                    self.service = service
+                    self.uptimeSeconds = uptimeSeconds
+                    self.version = version
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case answering
+                    case feeds
+                    case memory
+                    case ready
+                    case roundTripMs
+                    case service
+                    case uptimeSeconds
+                    case version
+                }
+            }
+            /// The five services in the stack's order; a service that did not answer health within a second has only service and answering.
+            ///
+            /// - Remark: Generated from `#/components/schemas/OperatorStatus/services`.
+            public typealias ServicesPayload = [Components.Schemas.OperatorStatus.ServicesPayloadPayload]
+            /// The five services in the stack's order; a service that did not answer health within a second has only service and answering.
+            ///
+            /// - Remark: Generated from `#/components/schemas/OperatorStatus/services`.
+            public var services: Components.Schemas.OperatorStatus.ServicesPayload
+            /// Creates a new `OperatorStatus`.
+            ///
+            /// - Parameters:
+            ///   - checkedAt:
+            ///   - edge:
+            ///   - errors: The last 50 problems (4xx and 5xx) the edge answered, newest first; the path without its query.
+            ///   - geo: Geo's index (left out when geo did not answer).
+            ///   - services: The five services in the stack's order; a service that did not answer health within a second has only service and answering.
+            public init(
+                checkedAt: Foundation.Date,
+                edge: Components.Schemas.OperatorStatus.EdgePayload,
+                errors: Components.Schemas.OperatorStatus.ErrorsPayload,
+                geo: Components.Schemas.OperatorStatus.GeoPayload? = nil,
+                services: Components.Schemas.OperatorStatus.ServicesPayload
+            ) {
+                self.checkedAt = checkedAt
+                self.edge = edge
+                self.errors = errors
+                self.geo = geo
+                self.services = services
+            }
+            public enum CodingKeys: String, CodingKey {
+                case checkedAt
+                case edge
+                case errors
+                case geo
+                case services
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Place`.
         public struct Place: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Place/admin1`.

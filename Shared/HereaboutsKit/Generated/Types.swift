@@ -192,6 +192,16 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/nearest`.
     /// - Remark: Generated from `#/paths//v1/nearest/get(nearest)`.
     func nearest(_ input: Operations.Nearest.Input) async throws -> Operations.Nearest.Output
+    /// Whether the signed-in caller is one of the edge's operators (HEREABOUTS_EDGE_OPERATORS), who may read /v1/operator/status.
+    ///
+    /// - Remark: HTTP `GET /v1/operator`.
+    /// - Remark: Generated from `#/paths//v1/operator/get(operator)`.
+    func _operator(_ input: Operations.Operator.Input) async throws -> Operations.Operator.Output
+    /// The stack's state for its operators (the console's operators' page): each service's health, readiness, version, round trip and memory; geo's index and lag; the edge's sockets and request rates; the last 50 problems it answered. Only for accounts named in HEREABOUTS_EDGE_OPERATORS (403 for others).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/status`.
+    /// - Remark: Generated from `#/paths//v1/operator/status/get(operatorStatus)`.
+    func operatorStatus(_ input: Operations.OperatorStatus.Input) async throws -> Operations.OperatorStatus.Output
     /// Towns and cities by name in any language or script, best match first (geo.places.search).
     ///
     /// - Remark: HTTP `GET /v1/places`.
@@ -722,6 +732,20 @@ extension APIProtocol {
             query: query,
             headers: headers
         ))
+    }
+    /// Whether the signed-in caller is one of the edge's operators (HEREABOUTS_EDGE_OPERATORS), who may read /v1/operator/status.
+    ///
+    /// - Remark: HTTP `GET /v1/operator`.
+    /// - Remark: Generated from `#/paths//v1/operator/get(operator)`.
+    public func _operator(headers: Operations.Operator.Input.Headers = .init()) async throws -> Operations.Operator.Output {
+        try await _operator(Operations.Operator.Input(headers: headers))
+    }
+    /// The stack's state for its operators (the console's operators' page): each service's health, readiness, version, round trip and memory; geo's index and lag; the edge's sockets and request rates; the last 50 problems it answered. Only for accounts named in HEREABOUTS_EDGE_OPERATORS (403 for others).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/status`.
+    /// - Remark: Generated from `#/paths//v1/operator/status/get(operatorStatus)`.
+    public func operatorStatus(headers: Operations.OperatorStatus.Input.Headers = .init()) async throws -> Operations.OperatorStatus.Output {
+        try await operatorStatus(Operations.OperatorStatus.Input(headers: headers))
     }
     /// Towns and cities by name in any language or script, best match first (geo.places.search).
     ///

@@ -4,8 +4,8 @@ import Hummingbird
 import NIOCore
 import Wire
 
-/// The console's plain files: its page at `/`, its modules and styles under
-/// `/console/`, and Leaflet under `/vendor/leaflet/` from where Debian's
+/// The console's plain files: its page at `/`, its modules (pages under
+/// `/console/pages/`) and styles under `/console/`, and Leaflet under `/vendor/leaflet/` from where Debian's
 /// `libjs-leaflet` installs it. No build step: what is in the edge's resources is
 /// what the browser gets.
 ///
@@ -34,8 +34,8 @@ struct ConsoleFiles: Sendable {
     func register(into router: Router<EdgeContext>) {
         router.get("/") { request, _ in try serve(name: "index.html", in: console, for: request) }
         router.get("/console/config.json") { _, _ in config() }
-        router.get("/console/{file}") { request, context in
-            try serve(name: context.parameters.get("file") ?? "", in: console, for: request)
+        router.get("/console/**") { request, context in
+            try serve(name: context.parameters.getCatchAll().joined(separator: "/"), in: console, for: request)
         }
         router.get("/vendor/leaflet/**") { request, context in
             try serve(name: context.parameters.getCatchAll().joined(separator: "/"), in: leaflet, for: request)

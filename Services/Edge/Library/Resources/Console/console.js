@@ -1,99 +1,131 @@
-// The console's search page: a map and a list of what geo.search finds around a
-// named place, the words that matched in bold. Plain ES modules, no build step;
-// Leaflet is Debian's, served by the edge.
-import { map as leafletMap, tileLayer, circleMarker, latLngBounds } from "/vendor/leaflet/leaflet.esm.js";
+// The console's shell: the header (pages, who is signed in, the language), and a
+// router that shows one page at a time by the address's hash (`#/search`,
+// `#/post/<id>`, …), so that each page can be linked to and reloaded.
+import { h, fill, field } from "./dom.js";
+import { t, language, setLanguage, languages } from "./i18n.js";
+import { current, onChange, signIn, register, signInAnonymously, signOut, api } from "./session.js";
+import { say, explain, attempt } from "./notice.js";
 
-const form = document.getElementById("search");
-const status = document.getElementById("status");
-const list = document.getElementById("hits");
+const pages = {
+  search: () => import("./pages/search.js"),
+  post: () => import("./pages/post.js"),
+  edit: () => import("./pages/edit.js"),
+  favourites: () => import("./pages/favourites.js"),
+  chat: () => import("./pages/chat.js"),
+  divers: () => import("./pages/divers.js"),
+  trips: () => import("./pages/trips.js"),
+  tips: () => import("./pages/tips.js"),
+  sights: () => import("./pages/sights.js"),
+  country: () => import("./pages/country.js"),
+  operator: () => import("./pages/operator.js"),
+};
 
-const config = await (await fetch("/console/config.json")).json();
-const map = leafletMap("map").setView([52.0907, 5.1214], 12);
-tileLayer(config.tileURL, { maxZoom: 19, attribution: config.tileAttribution }).addTo(map);
-let pins = [];
+// The pages in the navigation, in order; `operator` only for operators.
+const navigation = ["search", "edit", "favourites", "chat", "divers", "trips", "tips", "sights", "country"];
 
-const openLabels = { open: "open", closes_soon: "closes soon", closed: "closed", opens_soon: "opens soon" };
+const nav = document.getElementById("nav");
+const account = document.getElementById("account");
+const main = document.getElementById("page");
+let leave = null;
+let isOperator = false;
 
-/** The title as nodes, the stretches `ranges` gives (UTF-16, as JavaScript counts) in <mark>. */
-function highlighted(title, ranges) {
-  const nodes = [];
-  let position = 0;
-  for (const { start, length } of ranges ?? []) {
-    if (start < position || start + length > title.length) continue;
-    nodes.push(document.createTextNode(title.slice(position, start)));
-    const mark = document.createElement("mark");
-    mark.textContent = title.slice(start, start + length);
-    nodes.push(mark);
-    position = start + length;
-  }
-  nodes.push(document.createTextNode(title.slice(position)));
-  return nodes;
+/** The address's page and what follows it: `#/post/123?x=1` → ["post", ["123"], URLSearchParams]. */
+function route() {
+  const [path, query] = location.hash.replace(/^#\/?/, "").split("?");
+  const [name, ...rest] = path.split("/").filter(Boolean).map(decodeURIComponent);
+  // The page at / with `?q=…&place=…` (an address shared before pages had hashes) searches.
+  if (!name) return ["search", [], new URLSearchParams(location.search)];
+  return [pages[name] ? name : "search", rest, new URLSearchParams(query ?? "")];
 }
 
-function distance(metres) {
-  return metres < 1000 ? `${Math.round(metres)} m` : `${(metres / 1000).toFixed(1)} km`;
-}
-
-function show(reply) {
-  for (const pin of pins) pin.remove();
-  pins = [];
-  list.replaceChildren();
-  for (const hit of reply.hits) {
-    const row = document.createElement("li");
-    const title = document.createElement("strong");
-    title.append(...highlighted(hit.title, hit.highlights?.title));
-    const meta = document.createElement("div");
-    meta.className = "meta";
-    meta.append(`${hit.kind} · ${distance(hit.distance)}`);
-    if (hit.openStatus) {
-      const open = document.createElement("span");
-      open.className = hit.openStatus;
-      open.textContent = ` · ${openLabels[hit.openStatus] ?? hit.openStatus}`;
-      meta.append(open);
-    }
-    row.append(title, meta);
-    list.append(row);
-    pins.push(circleMarker([hit.lat, hit.lon], { radius: 7 }).bindTooltip(hit.title).addTo(map));
-  }
-  const center = reply.center;
-  const where = center.place ? `${center.place.name} (${center.place.countryCode})` : `${center.lat}, ${center.lon}`;
-  status.textContent = `${reply.hits.length} found near ${where}`;
-  if (pins.length > 0) {
-    map.fitBounds(latLngBounds(pins.map((pin) => pin.getLatLng())).pad(0.2));
-  } else {
-    map.setView([center.lat, center.lon], 12);
+async function show() {
+  const [name, parameters, query] = route();
+  leave?.();
+  leave = null;
+  say("");
+  renderNavigation(name);
+  fill(main, h("p", { class: "loading" }, t("loading")));
+  try {
+    const page = await pages[name]();
+    if (route()[0] !== name) return;  // the address changed while the module loaded
+    document.title = `${t(`page.${name}`)} · Hereabouts`;
+    main.replaceChildren();
+    leave = (await page.render(main, parameters, query)) ?? null;
+  } catch (error) {
+    say(explain(error), "error");
   }
 }
 
-/** Runs the form's search, and keeps it in the address so that it can be shared or reloaded. */
-async function search() {
-  const data = new FormData(form);
-  const query = new URLSearchParams({ place: data.get("place"), radius: String(Number(data.get("radius")) * 1000) });
-  if (data.get("q")) query.set("q", data.get("q"));
-  if (data.get("openNow")) query.set("openNow", "true");
-  status.textContent = "Searching…";
-  const response = await fetch(`/v1/search?${query}`);
-  const body = await response.json();
-  if (!response.ok) {
-    status.textContent = body.detail ?? `The search failed (${response.status}).`;
+function renderNavigation(active) {
+  const names = isOperator ? [...navigation, "operator"] : navigation;
+  fill(nav, h("ul", {}, names.map((name) => h("li", {},
+    h("a", { href: `#/${name}`, "aria-current": name === active ? "page" : null }, t(`page.${name}`))))));
+}
+
+function renderAccount() {
+  const session = current();
+  const switcher = h("select", { "aria-label": t("language"), onchange: (event) => setLanguage(event.target.value) },
+    languages.map((code) => h("option", { value: code, selected: code === language() }, t(`language.${code}`))));
+  if (session) {
+    const name = session.user.displayName ?? session.user.email ?? t("account.anonymous");
+    fill(account, h("span", { class: "who" }, t("account.signedInAs", { name })),
+      h("button", { type: "button", class: "secondary", onclick: () => signOut() }, t("account.signOut")), switcher);
     return;
   }
-  show(body);
-  history.replaceState(null, "", `?${new URLSearchParams([...data].filter(([, value]) => value !== ""))}`);
+  const email = h("input", { name: "email", type: "email", autocomplete: "username", required: true });
+  const password = h("input", { name: "password", type: "password", autocomplete: "current-password", required: true, minlength: 8 });
+  const form = h("form", { class: "signin", "aria-label": t("account.signIn") },
+    field(t("account.email"), email), field(t("account.password"), password),
+    h("button", { type: "submit" }, t("account.signIn")),
+    h("button", { type: "button", class: "secondary", onclick: () => attempt(() => register(email.value, password.value)) },
+      t("account.register")),
+    h("button", { type: "button", class: "secondary", onclick: () => attempt(() => signInAnonymously()) }, t("account.tryAnonymously")));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    attempt(() => signIn(email.value, password.value));
+  });
+  fill(account, form, switcher);
 }
 
-form.addEventListener("submit", (event) => {
-  event.preventDefault();
-  search();
+/** Whether the signed-in user may see the operators' page, as the edge says. */
+async function checkOperator() {
+  const was = isOperator;
+  isOperator = false;
+  if (current() && !current().user.anonymous) {
+    isOperator = (await api("/v1/operator").catch(() => null))?.operator === true;
+  }
+  if (was !== isOperator) renderNavigation(route()[0]);
+}
+
+// A refreshed token changes nothing on the page; another user (or none) redraws it.
+let shownUser = current()?.user.id ?? null;
+onChange((session) => {
+  renderAccount();
+  if ((session?.user.id ?? null) === shownUser) return;
+  shownUser = session?.user.id ?? null;
+  checkOperator();
+  show();
+});
+window.addEventListener("hashchange", show);
+document.addEventListener("languagechange", () => {
+  labelPage();
+  renderAccount();
+  show();
 });
 
-// A shared address (`/?q=burger&place=Utrecht&radius=5`) fills the form and searches.
-const given = new URLSearchParams(location.search);
-if (given.has("place")) {
-  for (const [name, value] of given) {
-    const field = form.elements.namedItem(name);
-    if (field?.type === "checkbox") field.checked = value === "on" || value === "true";
-    else if (field) field.value = value;
-  }
-  search();
+/** The page's own words (the rest is drawn by the pages). */
+function labelPage() {
+  document.documentElement.lang = language();
+  document.querySelector(".skip").textContent = t("skip");
+  nav.setAttribute("aria-label", t("pages"));
 }
+
+// The skip link moves the focus to the page without changing the address's hash.
+document.querySelector(".skip").addEventListener("click", (event) => {
+  event.preventDefault();
+  main.focus();
+});
+labelPage();
+renderAccount();
+checkOperator();
+show();

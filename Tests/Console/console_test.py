@@ -1,0 +1,346 @@
+"""The console in a real browser: Debian's chromium driven by Playwright, against a
+live stack (`here up --demo`) started for the run.
+
+What a person trying Hereabouts does, on a desktop's screen and a phone's: sign in,
+search "burger" near Utrecht and see the pin and the row with its open status, open
+the post and save it, post a bike with a photo and see it appear in a search left
+open (no reload), send a chat message and see it arrive in a second browser, switch
+to German (labels and data), and visit every page; an operator sees the stack's
+state. Any error in a browser's console, on any page, fails the run.
+
+    python console_test.py --bin .build/debug [--screenshots Docs/screenshots]
+
+With --screenshots, the main pages at phone and desktop sizes are saved there.
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+import struct
+
+from playwright.sync_api import sync_playwright, expect
+
+# A debug build's sign-in (scrypt unoptimised) alone can take seconds.
+expect.set_options(timeout=30_000)
+
+PASSWORD = "hereabouts-demo"
+DESKTOP = {"viewport": {"width": 1280, "height": 860}}
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+# Tiles come from the network, which a test machine may not have: every tile is
+# answered with one blank PNG, so the map draws as it would offline, without errors.
+BLANK_PNG = None
+
+
+def png(width, height, rgb):
+    """A plain PNG of one colour: the photo a test uploads, and the blank tile."""
+    raw = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Stack:
+    """`here up --demo` in a fresh data directory, the edge on a free port."""
+
+    def __init__(self, bin_dir):
+        self.directory = tempfile.mkdtemp(prefix="hb-console-")
+        self.port = free_port()
+        environment = dict(os.environ, HEREABOUTS_BIN_DIR=bin_dir, HEREABOUTS_LOG_LEVEL="warning",
+                           XDG_CONFIG_HOME=os.path.join(self.directory, "config"),
+                           HEREABOUTS_EDGE_RATE_LIMIT="0", HEREABOUTS_EDGE_SERVICE_TIMEOUT="60")
+        environment.pop("HEREABOUTS_EDGE_OPERATORS", None)
+        for service in ("auth", "catalogue", "geo", "favourites", "chat"):
+            environment[f"HEREABOUTS_{service.upper()}_ENDPOINT"] = f"tcp://127.0.0.1:{free_port()}"
+            environment[f"HEREABOUTS_{service.upper()}_EVENTS"] = f"tcp://127.0.0.1:{free_port()}"
+        self.log = open(os.path.join(self.directory, "up.log"), "w+")
+        self.process = subprocess.Popen(
+            [os.path.join(bin_dir, "here"), "up", "--demo", "--data", os.path.join(self.directory, "data"),
+             "--http", f"127.0.0.1:{self.port}"],
+            stdout=self.log, stderr=subprocess.STDOUT, env=environment, start_new_session=True)
+        deadline = time.time() + 240
+        while time.time() < deadline:
+            text = self.text()
+            if "demo data:" in text and "apps and browsers:" in text:
+                return
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.2)
+        self.stop()
+        raise SystemExit(f"the stack did not start:\n{self.text()}")
+
+    def text(self):
+        self.log.flush()
+        with open(self.log.name) as f:
+            return f.read()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class Browser:
+    """Contexts of one chromium, each page's console errors collected."""
+
+    def __init__(self, playwright, base_url):
+        self.browser = playwright.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium",
+                                                  args=["--no-sandbox"])
+        self.base_url = base_url
+        self.errors = []
+
+    def context(self, size, language="en-GB"):
+        context = self.browser.new_context(base_url=self.base_url, locale=language, **size)
+        context.route(re.compile(r"^https://tile\.openstreetmap\.org/"),
+                      lambda route: route.fulfill(status=200, content_type="image/png", body=BLANK_PNG))
+        context.set_default_timeout(30_000)
+        context.on("page", self.watch)
+        return context
+
+    def watch(self, page):
+        page.on("console", lambda message: message.type == "error" and self.errors.append(f"{page.url}: {message.text}"))
+        page.on("pageerror", lambda error: self.errors.append(f"{page.url}: {error}"))
+
+    def close(self):
+        self.browser.close()
+
+
+def sign_in(page, email):
+    page.goto("/#/search")
+    header = page.locator("#account")
+    header.get_by_label("Email").fill(email)
+    header.get_by_label("Password").fill(PASSWORD)
+    header.get_by_role("button", name="Sign in").click()
+    expect(header).to_contain_text("Signed in as")
+
+
+def search(page, words, place="Utrecht"):
+    page.goto("/#/search")
+    form = page.get_by_role("search")
+    form.get_by_label("Words", exact=True).fill(words)
+    form.get_by_label("Near", exact=True).fill(place)
+    form.get_by_role("button", name="Search", exact=True).click()
+    expect(page.locator(".status")).to_contain_text("found near")
+
+
+def check(name, condition, detail=""):
+    if not condition:
+        raise AssertionError(f"{name}: {detail}")
+    print(f"  ok  {name}")
+
+
+def flows(browser, size_name, size, screenshots):
+    """The whole walk on one screen size."""
+    def shot(page, name):
+        if screenshots:
+            page.wait_for_timeout(300)
+            page.screenshot(path=os.path.join(screenshots, f"{name}-{size_name}.png"), full_page=False)
+
+    print(f"{size_name}:")
+    ann_context = browser.context(size)
+    ann = ann_context.new_page()
+    sign_in(ann, "ann@demo.hereabouts")
+
+    # Search "burger" near Utrecht: a pin and a row with its open status.
+    search(ann, "burger")
+    row = ann.locator("ol.hits li", has_text="Burger Bar")
+    expect(row).to_have_count(1)
+    expect(row.locator("mark")).to_have_text("Burger")
+    status = row.locator(".open-status")
+    expect(status).to_have_count(1)
+    check("the row shows an open status", status.get_attribute("class").split()[-1] in
+          {"open", "closes_soon", "closed", "opens_soon"}, status.get_attribute("class"))
+    check("a pin is on the map", ann.locator(".map path.leaflet-interactive").count() >= 1)
+    shot(ann, "search")
+
+    # The post: saved, and then among the favourites.
+    row.get_by_role("link").click()
+    expect(ann.get_by_role("heading", level=2)).to_have_text("Burger Bar")
+    expect(ann.locator(".hours")).to_contain_text("Mo-Th 11:00-22:00")
+    save = ann.locator(".post .actions button[aria-pressed]")
+    if save.get_attribute("aria-pressed") == "true":  # saved in the run at the other size: taken back first
+        save.click()
+        expect(save).to_have_attribute("aria-pressed", "false")
+    save.click()
+    expect(save).to_have_attribute("aria-pressed", "true")
+    expect(save).to_have_text("Saved ✓")
+    shot(ann, "post")
+    ann.goto("/#/favourites")
+    expect(ann.locator("ul.cards li", has_text="Burger Bar")).to_have_count(1)
+    shot(ann, "favourites")
+
+    # A search left open, and a new post with a photo from another tab: it appears.
+    title = f"Folding bike {size_name}"
+    search(ann, "folding bike")
+    expect(ann.locator("main[data-live=open]")).to_have_count(1)
+    poster = ann_context.new_page()
+    poster.goto("/#/edit")
+    form = poster.locator("form.post-form")
+    form.get_by_label("Kind").select_option("offer")
+    form.get_by_label("Title").fill(title)
+    form.get_by_label("Description").fill("Light, folds small, serviced.")
+    form.get_by_label("Price").fill("180")
+    form.get_by_label("Latitude").fill("52.0915")
+    form.get_by_label("Longitude").fill("5.1180")
+    form.get_by_label("Opening hours").fill("Mo-Sa 10:00-18:00")
+    form.get_by_label("Add photos").set_input_files(files=[{"name": "bike.png", "mimeType": "image/png", "buffer": png(64, 48, (40, 110, 150))}])
+    shot(poster, "edit")
+    form.get_by_role("button", name="Publish").click()
+    expect(poster.get_by_role("heading", level=2)).to_have_text(title)
+    photo = poster.locator(".photos img")
+    expect(photo).to_have_count(1)
+    check("the photo has a text alternative", photo.get_attribute("alt") == f"Photo 1 of {title}", photo.get_attribute("alt"))
+    expect(ann.locator("ol.hits li", has_text=title)).to_have_count(1)
+    check("the open search showed the new post without a reload", True)
+    expect(ann.locator(".live")).to_contain_text(title)
+    poster.close()
+
+    # Chat: Bob, in another browser, sees Ann's messages arrive.
+    bob_context = browser.context(size)
+    bob = bob_context.new_page()
+    sign_in(bob, "bob@demo.hereabouts")
+    ann.goto("/#/chat/new")
+    ann.get_by_label("To (their email address)").fill("bob@demo.hereabouts")
+    ann.get_by_label("Message", exact=True).fill(f"Dive on Saturday? ({size_name})")
+    ann.get_by_role("button", name="Send", exact=True).click()
+    expect(ann.locator(".messages li", has_text=f"Dive on Saturday? ({size_name})")).to_have_count(1)
+    bob.goto("/#/chat")
+    bob.locator(".conversations a", has_text="Ann").first.click()
+    expect(bob.locator(".messages li", has_text=f"Dive on Saturday? ({size_name})")).to_have_count(1)
+    expect(bob.locator("html[data-live=ready]")).to_have_count(1)
+    ann.get_by_label("Message", exact=True).fill(f"Twelve o'clock at the harbour ({size_name})")
+    ann.get_by_role("button", name="Send", exact=True).click()
+    expect(bob.locator(".messages li", has_text=f"Twelve o'clock at the harbour ({size_name})")).to_have_count(1)
+    check("a message arrived in the second browser without a reload", True)
+    shot(bob, "chat")
+    bob_context.close()
+
+    # The other pages, each drawn without an error.
+    ann.goto("/#/divers")
+    expect(ann.locator("ol.hits li", has_text="Bob")).to_have_count(1)
+    shot(ann, "divers")
+    ann.goto("/#/trips")
+    trip_form = ann.get_by_role("form", name="A new trip")
+    trip_form.get_by_label("Title").fill("Köln weekend")
+    trip_form.get_by_label("City").fill("Köln")
+    trip_form.get_by_label("Country code").fill("DE")
+    trip_form.get_by_label("From").fill("2027-05-01")
+    trip_form.get_by_label("Until").fill("2027-05-03")
+    trip_form.get_by_role("button", name="Create the trip").click()
+    expect(ann.get_by_role("heading", level=3)).to_have_text("Köln weekend")
+    ann.get_by_label("A buddy's email address").fill("bob@demo.hereabouts")
+    ann.get_by_role("button", name="Invite", exact=True).click()
+    expect(ann.locator(".members li")).to_have_count(2)
+    with ann.expect_download() as download:
+        ann.get_by_role("button", name="Calendar file (.ics)").click()
+    calendar = open(download.value.path()).read()
+    check("the calendar file is an iCalendar event", "BEGIN:VEVENT" in calendar and "Köln weekend" in calendar, calendar[:200])
+    shot(ann, "trip")
+    ann.goto("/#/tips")
+    expect(ann.locator(".groups h3")).to_have_count(2)
+    expect(ann.locator(".groups", has_text="Café Reichard")).to_have_count(1)
+    shot(ann, "tips")
+    ann.goto("/#/sights")
+    expect(ann.locator("ol.hits li", has_text="Dom Tower")).to_have_count(1)
+    ann.locator("ol.hits li", has_text="Dom Tower").get_by_role("button", name="Walk there").click()
+    expect(ann.locator(".log li.entered", has_text="Dom Tower")).to_have_count(1)
+    ann.locator("ol.hits li", has_text="Rietveld").get_by_role("button", name="Walk there").click()
+    expect(ann.locator(".log li.exited", has_text="Dom Tower")).to_have_count(1)
+    check("walking into and out of a fence is shown", True)
+    shot(ann, "sights")
+    ann.goto("/#/country/NL")
+    expect(ann.locator(".country h3")).to_have_text("Netherlands")
+    check("the flag has a text alternative", ann.locator(".flag").get_attribute("aria-label") == "The flag of Netherlands")
+    shot(ann, "country")
+
+    # German: the labels, and the data where the gazetteer has it.
+    ann.get_by_label("Language").select_option("de")
+    expect(ann.get_by_role("navigation").get_by_role("link", name="Suche")).to_have_count(1)
+    expect(ann.locator(".country h3")).to_have_text("Niederlande")
+    expect(ann.locator(".country dd").nth(3)).to_contain_text("Euro")
+    ann.goto("/#/search?q=burger&place=Utrecht")
+    expect(ann.locator(".status")).to_contain_text("gefunden bei")
+    expect(ann.get_by_label("Wörter")).to_have_value("burger")
+    shot(ann, "search-de")
+    ann.get_by_label("Sprache").select_option("en")
+
+    # Keyboard: the skip link is the first stop, and leads into the page.
+    ann.goto("/#/search")
+    ann.reload()
+    expect(ann.get_by_role("search")).to_have_count(1)
+    ann.keyboard.press("Tab")
+    check("the first Tab reaches the skip link", ann.evaluate("document.activeElement.className") == "skip")
+    ann.keyboard.press("Enter")
+    check("the skip link moves the focus to the page", ann.evaluate("document.activeElement.id") == "page")
+    unnamed = ann.evaluate("""[...document.querySelectorAll('img')].filter(i => !i.hasAttribute('alt')).length""")
+    check("every image has a text alternative", unnamed == 0, f"{unnamed} without")
+    ann_context.close()
+
+    # The operators' page, for the demo's operator only.
+    operator_context = browser.context(size)
+    operator = operator_context.new_page()
+    sign_in(operator, "operator@demo.hereabouts")
+    operator.get_by_role("navigation").get_by_role("link", name="Operators").click()
+    expect(operator.locator("tr[data-service]")).to_have_count(5)
+    expect(operator.locator("tr[data-service].ok")).to_have_count(5)
+    posts = int(re.sub(r"\D", "", operator.locator("[data-geo=posts]").inner_text()))
+    check("geo's posts are counted", posts >= 9, str(posts))
+    shot(operator, "operator")
+    operator_context.close()
+
+
+def main():
+    global BLANK_PNG
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True, help="where here and the services are built")
+    parser.add_argument("--screenshots", help="a directory for screenshots of the main pages")
+    arguments = parser.parse_args()
+    if arguments.screenshots:
+        os.makedirs(arguments.screenshots, exist_ok=True)
+    BLANK_PNG = png(256, 256, (232, 238, 242))
+    stack = Stack(os.path.abspath(arguments.bin))
+    try:
+        with sync_playwright() as playwright:
+            browser = Browser(playwright, stack.url)
+            try:
+                for size_name, size in (("desktop", DESKTOP), ("phone", PHONE)):
+                    flows(browser, size_name, size, arguments.screenshots)
+            except Exception:
+                print("\n".join(browser.errors), file=sys.stderr)
+                raise
+            finally:
+                browser.close()
+            check("no errors in the browsers' consoles", not browser.errors, "\n".join(browser.errors))
+    except Exception:
+        print(stack.text()[-3000:], file=sys.stderr)
+        raise
+    finally:
+        stack.stop()
+    print("console: every flow passed")
+
+
+if __name__ == "__main__":
+    main()
