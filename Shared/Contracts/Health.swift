@@ -6,13 +6,17 @@ public struct HealthReply: Codable, Sendable, Equatable {
     public var status: String
     /// The process's memory, where the platform tells it.
     public var memory: MemoryUse?
+    /// The storage its file is on; nil for a service without a file.
+    public var storage: StorageUse?
 
-    public init(service: String, version: String, uptimeSeconds: Double, status: String = "ok", memory: MemoryUse? = nil) {
+    public init(service: String, version: String, uptimeSeconds: Double, status: String = "ok", memory: MemoryUse? = nil,
+                storage: StorageUse? = nil) {
         self.service = service
         self.version = version
         self.uptimeSeconds = uptimeSeconds
         self.status = status
         self.memory = memory
+        self.storage = storage
     }
 }
 
@@ -84,6 +88,23 @@ public struct FeedReadiness: Codable, Sendable, Equatable {
 /// The version every service reports in `health`.
 public enum HereaboutsVersion {
     public static let current = "0.1.0"
+}
+
+/// The file system a service's file is on, and the file: a full disk makes the
+/// service refuse writes (`unavailable`) until space is freed.
+public struct StorageUse: Codable, Sendable, Equatable {
+    /// Bytes the service may still write (the file system's available blocks; or,
+    /// under `HEREABOUTS_DATABASE_MAX_BYTES`, what is left of that when it is less).
+    public var freeBytes: Int64
+    public var totalBytes: Int64
+    /// The database file and its WAL.
+    public var fileBytes: Int64
+
+    public init(freeBytes: Int64, totalBytes: Int64, fileBytes: Int64) {
+        self.freeBytes = freeBytes
+        self.totalBytes = totalBytes
+        self.fileBytes = fileBytes
+    }
 }
 
 /// What a service process holds in memory: for operators watching it grow, and the soak test.

@@ -17,7 +17,8 @@ final class CatalogueFixture {
     let client: ServiceClient
     private var counter = 0
 
-    init(rateLimit: String = "0") throws {
+    /// `environment` adds to catalogue's settings.
+    init(rateLimit: String = "0", environment extra: [String: String] = [:]) throws {
         stack = try TestStack()
         var options = AuthService.Options(hashWorkers: 1)
         options.scrypt = ScryptParameters(logN: 10, r: 8, p: 1)
@@ -25,6 +26,7 @@ final class CatalogueFixture {
         try stack.start(auth)
         var environment = stack.environment
         environment["HEREABOUTS_RATE_LIMIT"] = rateLimit
+        environment.merge(extra) { $1 }
         catalogue = try CatalogueService(settings: try ServiceSettings(service: "catalogue", overrides: .init(workers: 2),
                                                                        environment: environment),
                                          logger: TestStack.logger("catalogue"))

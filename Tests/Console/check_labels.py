@@ -23,7 +23,7 @@ TEMPLATES = {
     "language": ["en", "de"],
     "trips.role": ["owner", "member"],
     "sights": ["entered", "exited"],
-    "operator": ["service", "answering", "ready", "version", "uptime", "roundTrip", "memory", "sqlite",
+    "operator": ["service", "answering", "ready", "version", "uptime", "roundTrip", "memory", "sqlite", "free",
                  "when", "request", "status", "code", "detail", "requestId"],
 }
 

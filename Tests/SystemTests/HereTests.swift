@@ -72,6 +72,12 @@ struct HereTests {
         guard case .array(let entries) = rows else { throw ServiceError.badRequest("status --json: \(status.out)") }
         #expect(entries.count == 6 && entries.allSatisfy { $0.objectValue?["status"] == .string("ok") }, "\(status.out)")
         #expect(entries.allSatisfy { $0.objectValue?["ready"]?.objectValue?["ready"] == .bool(true) }, "\(status.out)")
+        // Each service's storage: free bytes on its disk, and its file.
+        #expect(entries.dropLast().allSatisfy { entry in
+            let storage = entry.objectValue?["storage"]?.objectValue
+            return (storage?["freeBytes"]?.doubleValue ?? 0) > 0 && (storage?["fileBytes"]?.doubleValue ?? 0) > 0
+        }, "\(status.out)")
+        #expect(try here(["status"], environment: environment).out.contains(" (file "))
         let edgeRow = try #require(entries.last?.objectValue)
         #expect(edgeRow["service"] == .string("edge") && edgeRow["endpoint"] == .string("http://127.0.0.1:\(edgePort)"), "\(status.out)")
 

@@ -47,7 +47,7 @@ public final class AuthService: RunnableService {
         self.settings = settings
         self.logger = logger
         // A lost commit here is a lost account or a resurrected session: sync fully.
-        let database = try ServiceDatabase(path: settings.databasePath, durability: .full) { migrator in
+        let database = try ServiceDatabase(path: settings.databasePath, durability: .full, maxBytes: settings.databaseMaxBytes) { migrator in
             AuthSchema.register(in: &migrator)
         }
         let store = AuthStore(database: database)

@@ -21,7 +21,7 @@ public final class CatalogueService: RunnableService {
     public init(settings: ServiceSettings, logger: Logger) throws {
         self.settings = settings
         self.logger = logger
-        let database = try ServiceDatabase(path: settings.databasePath, durability: .normal) { migrator in
+        let database = try ServiceDatabase(path: settings.databasePath, durability: .normal, maxBytes: settings.databaseMaxBytes) { migrator in
             CatalogueSchema.register(in: &migrator)
         }
         let store = CatalogueStore(database: database)

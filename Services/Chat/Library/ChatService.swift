@@ -18,7 +18,7 @@ public final class ChatService: RunnableService {
 
     public init(settings: ServiceSettings, logger: Logger) throws {
         self.settings = settings
-        let database = try ServiceDatabase(path: settings.databasePath, durability: .normal) { migrator in
+        let database = try ServiceDatabase(path: settings.databasePath, durability: .normal, maxBytes: settings.databaseMaxBytes) { migrator in
             ChatSchema.register(in: &migrator)
         }
         let store = ChatStore(database: database)

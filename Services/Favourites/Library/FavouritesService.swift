@@ -19,7 +19,7 @@ public final class FavouritesService: RunnableService {
 
     public init(settings: ServiceSettings, logger: Logger) throws {
         self.settings = settings
-        let database = try ServiceDatabase(path: settings.databasePath, durability: .normal) { migrator in
+        let database = try ServiceDatabase(path: settings.databasePath, durability: .normal, maxBytes: settings.databaseMaxBytes) { migrator in
             FavouritesSchema.register(in: &migrator)
         }
         let store = FavouritesStore(database: database)

@@ -122,7 +122,7 @@ struct Up: ParsableCommand {
 
 struct Status: GatewayCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Each service's health (it answers), readiness (its file takes writes, it keeps up with its feeds), version and round-trip time.",
+        abstract: "Each service's health (it answers), readiness (its file takes writes, it keeps up with its feeds), version, round-trip time and free storage.",
         discussion: "Exits with 2 when a service does not answer or is not ready.")
     @OptionGroup var options: CommonOptions
 
@@ -136,6 +136,7 @@ struct Status: GatewayCommand {
         var version: String?
         var milliseconds: Double?
         var ready: ReadyReply?
+        var storage: StorageUse?
     }
 
     func execute(_ gateway: Gateway) throws {
@@ -150,7 +151,7 @@ struct Status: GatewayCommand {
             let elapsed = (Date().timeIntervalSince(started) * 10_000).rounded() / 10
             let ready = reply == nil ? nil : try? client.call(HealthAPI.ready(service), Empty())
             rows.append(Row(service: service, endpoint: gateway.endpoint(of: service), status: reply?.status ?? "unavailable",
-                            version: reply?.version, milliseconds: reply == nil ? nil : elapsed, ready: ready))
+                            version: reply?.version, milliseconds: reply == nil ? nil : elapsed, ready: ready, storage: reply?.storage))
         }
         if !noHttp {
             // The edge: alive on /health/live, ready on /health/ready (every service answers).
@@ -166,11 +167,18 @@ struct Status: GatewayCommand {
         if options.json {
             try Output.json(rows)
         } else {
-            Output.table(["SERVICE", "ENDPOINT", "STATUS", "READY", "VERSION", "RTT"],
+            Output.table(["SERVICE", "ENDPOINT", "STATUS", "READY", "VERSION", "RTT", "FREE"],
                          rows.map { [$0.service, $0.endpoint, $0.status, Self.readiness($0), $0.version ?? "-",
-                                     $0.milliseconds.map { "\($0) ms" } ?? "-"] })
+                                     $0.milliseconds.map { "\($0) ms" } ?? "-", $0.storage.map(Self.free) ?? "-"] })
         }
         if rows.contains(where: { $0.status != "ok" || $0.ready?.ready != true }) { throw ExitCode(2) }
+    }
+
+    /// The storage's free bytes, and the file's size: `12.3 GiB (file 41 MiB)`.
+    static func free(_ storage: StorageUse) -> String {
+        let format = ByteCountFormatter()
+        format.countStyle = .binary
+        return "\(format.string(fromByteCount: storage.freeBytes)) (file \(format.string(fromByteCount: storage.fileBytes)))"
     }
 
     /// `yes`, or what keeps the service from being ready.

@@ -23,7 +23,7 @@ public final class GeoService: RunnableService {
 
     public init(settings: ServiceSettings, logger: Logger) throws {
         self.settings = settings
-        let database = try ServiceDatabase(path: settings.databasePath, durability: .normal) { migrator in
+        let database = try ServiceDatabase(path: settings.databasePath, durability: .normal, maxBytes: settings.databaseMaxBytes) { migrator in
             GeoSchema.register(in: &migrator)
         }
         let store = GeoStore(database: database)

@@ -687,6 +687,41 @@ extension Components {
                 public var roundTripMs: Swift.Double?
                 /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/service`.
                 public var service: Swift.String
+                /// The storage its file is on; under 64 KiB free it is not ready, and a write that does not fit is answered unavailable.
+                ///
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/storage`.
+                public struct StoragePayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/storage/fileBytes`.
+                    public var fileBytes: Swift.Int
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/storage/freeBytes`.
+                    public var freeBytes: Swift.Int
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/storage/totalBytes`.
+                    public var totalBytes: Swift.Int
+                    /// Creates a new `StoragePayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - fileBytes:
+                    ///   - freeBytes:
+                    ///   - totalBytes:
+                    public init(
+                        fileBytes: Swift.Int,
+                        freeBytes: Swift.Int,
+                        totalBytes: Swift.Int
+                    ) {
+                        self.fileBytes = fileBytes
+                        self.freeBytes = freeBytes
+                        self.totalBytes = totalBytes
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case fileBytes
+                        case freeBytes
+                        case totalBytes
+                    }
+                }
+                /// The storage its file is on; under 64 KiB free it is not ready, and a write that does not fit is answered unavailable.
+                ///
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/storage`.
+                public var storage: Components.Schemas.OperatorStatus.ServicesPayloadPayload.StoragePayload?
                 /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/uptimeSeconds`.
                 public var uptimeSeconds: Swift.Double?
                 /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/version`.
@@ -700,6 +735,7 @@ extension Components {
                 ///   - ready: Its file takes writes and it keeps up with its feeds.
                 ///   - roundTripMs: The health call's round trip from the edge.
                 ///   - service:
+                ///   - storage: The storage its file is on; under 64 KiB free it is not ready, and a write that does not fit is answered unavailable.
                 ///   - uptimeSeconds:
                 ///   - version:
                 public init(
@@ -709,6 +745,7 @@ extension Components {
                     ready: Swift.Bool? = nil,
                     roundTripMs: Swift.Double? = nil,
                     service: Swift.String,
+                    storage: Components.Schemas.OperatorStatus.ServicesPayloadPayload.StoragePayload? = nil,
                     uptimeSeconds: Swift.Double? = nil,
                     version: Swift.String? = nil
                 ) {
@@ -718,6 +755,7 @@ extension Components {
                     self.ready = ready
                     self.roundTripMs = roundTripMs
                     self.service = service
+                    self.storage = storage
                     self.uptimeSeconds = uptimeSeconds
                     self.version = version
                 }
@@ -728,6 +766,7 @@ extension Components {
                     case ready
                     case roundTripMs
                     case service
+                    case storage
                     case uptimeSeconds
                     case version
                 }

@@ -322,6 +322,9 @@ final class RequestPipeline: Sendable {
             }
             return ReplyEnvelope.failure(id: id, error: serviceError)
         }
+        if let full = StorageSpace.fullError(error, service: service) {
+            return failureFrame(full, id: id, op: op)
+        }
         logger.error("internal error", metadata: ["request": "\(id)", "op": "\(op)", "error": "\(String(reflecting: error))"])
         return ReplyEnvelope.failure(id: id, error: .internal)
     }

@@ -91,7 +91,7 @@ public final class Server: Sendable {
         router.read(HealthAPI.health(service), lane: .front) { _, _ in
             HealthReply(service: service, version: HereaboutsVersion.current,
                         uptimeSeconds: (Date().timeIntervalSince(startedAt) * 10).rounded() / 10,
-                        memory: ProcessMemory.current())
+                        memory: ProcessMemory.current(), storage: database?.storage())
         }
         router.read(HealthAPI.ready(service)) { _, _ in
             let writable = database?.probeWrite()

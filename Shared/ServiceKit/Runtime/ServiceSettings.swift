@@ -42,6 +42,9 @@ public struct ServiceSettings: Sendable {
     public var logLevel: Logger.Level
     /// Writes per second and burst per user (`HEREABOUTS_RATE_LIMIT`); nil when off.
     public var rateLimit: RateLimiter.Policy?
+    /// The most the service's file may grow to (`HEREABOUTS_DATABASE_MAX_BYTES`:
+    /// bytes, or with K, M or G); nil: the disk is the limit.
+    public var databaseMaxBytes: Int64?
     /// The environment the settings were read from, for the endpoints of other services.
     public var environment: [String: String]
 
@@ -98,6 +101,12 @@ public struct ServiceSettings: Sendable {
         } else {
             rateLimit = .standard
         }
+        if let text = environment["HEREABOUTS_DATABASE_MAX_BYTES"], !text.isEmpty {
+            guard let bytes = Self.byteCount(text), bytes >= 65_536 else {
+                throw ValidationError("HEREABOUTS_DATABASE_MAX_BYTES must be a size of at least 64K (bytes, or with K, M or G), not \(text)")
+            }
+            databaseMaxBytes = bytes
+        }
         do {
             keys = try KeyRing.fromEnvironment(environment, component: service)
         } catch {
@@ -114,6 +123,15 @@ public struct ServiceSettings: Sendable {
     /// How this service connects to `peer`'s sockets.
     public func clientCurve(of peer: String) throws -> CurveRole? {
         try keys?.client(of: peer)
+    }
+
+    /// `4096`, `64K`, `512M`, `2G` (powers of 1,024) as bytes.
+    static func byteCount(_ text: String) -> Int64? {
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        let unit = text.last.flatMap { units[Character($0.uppercased())] }
+        guard let number = Int64(unit == nil ? text : String(text.dropLast())), number > 0 else { return nil }
+        let (bytes, overflow) = number.multipliedReportingOverflow(by: unit ?? 1)
+        return overflow ? nil : bytes
     }
 
     /// The file of this service's database.

@@ -17,6 +17,9 @@ public enum Durability: Sendable {
 public final class ServiceDatabase: Sendable {
     public let pool: DatabasePool
     public let path: String
+    /// The most the file may grow to (`HEREABOUTS_DATABASE_MAX_BYTES`); past it writes
+    /// are refused as on a full disk. Nil: the disk is the limit.
+    public let maxBytes: Int64?
     /// Requests' write transactions, joined when they arrive together.
     let groupCommit: GroupCommit
     /// A connection of its own for checkpoints, so that they run beside the writer.
@@ -24,7 +27,7 @@ public final class ServiceDatabase: Sendable {
 
     /// Opens (creating when needed) the database and runs ServiceKit's migrations,
     /// then the service's own, registered by `migrations`.
-    public init(path: String, durability: Durability = .normal,
+    public init(path: String, durability: Durability = .normal, maxBytes: Int64? = nil,
                 migrations: (inout DatabaseMigrator) -> Void) throws {
         var configuration = Configuration()
         configuration.label = URL(fileURLWithPath: path).lastPathComponent
@@ -48,9 +51,14 @@ public final class ServiceDatabase: Sendable {
             // indexes' inner pages of a million-row table stay in memory, so an
             // insert does not read them back from the OS page cache.
             try db.execute(sql: "PRAGMA cache_size = -32768")
+            if let maxBytes {
+                let pageSize = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+                try db.execute(sql: "PRAGMA max_page_count = \(max(1, maxBytes / pageSize))")
+            }
         }
         try Self.prepareFiles(path)
         self.path = path
+        self.maxBytes = maxBytes
         self.pool = try DatabasePool(path: path, configuration: configuration)
         self.groupCommit = GroupCommit(writer: pool)
         self.checkpointer = try DatabaseQueue(path: path, configuration: configuration)
@@ -94,9 +102,29 @@ public final class ServiceDatabase: Sendable {
         }
     }
 
+    /// Less free than this, and the service is not ready: its next write may not fit.
+    public static let minimumFreeBytes: Int64 = 64 * 1024
+
+    /// The storage the file is on; with a size limit, the free bytes are at most
+    /// what is left of it: of the pages the database has (its WAL's included), those
+    /// in use.
+    public func storage() -> StorageUse? {
+        guard var use = StorageSpace.use(of: path) else { return nil }
+        if let maxBytes, let used = try? pool.read({ db in
+            try Int64.fetchOne(db, sql: "SELECT (page_count - freelist_count) * page_size FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()")
+        }) {
+            use.freeBytes = min(use.freeBytes, max(0, maxBytes - used))
+        }
+        return use
+    }
+
     /// Whether the file takes a write now: one small row committed (a full disk or a
-    /// read-only mount says no here before a user's write does).
+    /// read-only mount says no here before a user's write does), and room for more
+    /// than that: a probe's row fits in a page the file has while a post does not.
     public func probeWrite(now: Date = Date()) -> DatabaseReadiness {
+        if let free = storage()?.freeBytes, free < Self.minimumFreeBytes {
+            return DatabaseReadiness(writable: false, problem: "the storage is full: \(free) bytes free")
+        }
         do {
             try pool.write { db in
                 try db.execute(sql: "INSERT OR REPLACE INTO ready_probe (id, at) VALUES (1, ?)", arguments: [now.timeIntervalSince1970])

@@ -19,6 +19,8 @@ struct OperatorStatus: Codable, Sendable {
         /// The `health` call's round trip from the edge, in milliseconds.
         var roundTripMs: Double?
         var memory: MemoryUse?
+        /// The storage its file is on: a full one refuses writes.
+        var storage: StorageUse?
         /// Its `ready` answer: the file takes writes and it keeps up with its feeds.
         var ready: Bool?
         var feeds: [FeedReadiness]?
@@ -109,7 +111,7 @@ struct OperatorRoutes: Sendable {
         return OperatorStatus.Service(
             service: service, answering: true, version: health.version, uptimeSeconds: health.uptimeSeconds,
             roundTripMs: Double(roundTrip.components.attoseconds) / 1e15 + Double(roundTrip.components.seconds) * 1000,
-            memory: health.memory, ready: ready?.ready, feeds: ready?.feeds)
+            memory: health.memory, storage: health.storage, ready: ready?.ready, feeds: ready?.feeds)
     }
 }
 

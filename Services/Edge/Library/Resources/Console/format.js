@@ -31,7 +31,8 @@ export function date(text) {
 
 export function bytes(count) {
   if (count === null || count === undefined) return "";
-  return `${new Intl.NumberFormat(language(), { maximumFractionDigits: 1 }).format(count / 1_048_576)} MiB`;
+  const format = new Intl.NumberFormat(language(), { maximumFractionDigits: 1 });
+  return count >= 10 * 1_073_741_824 ? `${format.format(count / 1_073_741_824)} GiB` : `${format.format(count / 1_048_576)} MiB`;
 }
 
 /** Open, closes soon, closed or opens soon, as the restaurant app shows it: a coloured word. */

@@ -28,13 +28,14 @@ export async function render(main) {
     fill(body,
       h("h3", {}, t("operator.services")),
       h("table", {},
-        h("thead", {}, h("tr", {}, ["service", "answering", "ready", "version", "uptime", "roundTrip", "memory", "sqlite"]
+        h("thead", {}, h("tr", {}, ["service", "answering", "ready", "version", "uptime", "roundTrip", "memory", "sqlite", "free"]
           .map((column) => h("th", { scope: "col" }, t(`operator.${column}`))))),
         h("tbody", {}, status.services.map((service) => h("tr", { class: service.answering && service.ready !== false ? "ok" : "bad", dataset: { service: service.service } },
           h("th", { scope: "row" }, service.service), h("td", {}, yes(service.answering)), h("td", {}, yes(service.ready)),
           h("td", {}, service.version ?? "—"), h("td", {}, service.uptimeSeconds !== undefined ? duration(service.uptimeSeconds) : "—"),
           h("td", {}, service.roundTripMs !== undefined ? `${service.roundTripMs.toFixed(2)} ms` : "—"),
-          h("td", {}, bytes(service.memory?.residentBytes) || "—"), h("td", {}, bytes(service.memory?.sqliteBytes) || "—"))))),
+          h("td", {}, bytes(service.memory?.residentBytes) || "—"), h("td", {}, bytes(service.memory?.sqliteBytes) || "—"),
+          h("td", {}, service.storage ? t("operator.freeOf", { free: bytes(service.storage.freeBytes), file: bytes(service.storage.fileBytes) }) : "—"))))),
       h("h3", {}, t("operator.geo")),
       geo ? h("dl", {},
         h("dt", {}, t("operator.posts")), h("dd", { dataset: { geo: "posts" } }, number(geo.posts)),
