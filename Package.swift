@@ -243,7 +243,8 @@ let package = Package(
         // MARK: Gateway
         .target(
             name: "Gateway",
-            dependencies: ["ServiceClient", "StackClient", "Contracts", "Wire", "ZeroMQ"],
+            dependencies: ["ServiceClient", "StackClient", "Contracts", "Wire", "ZeroMQ",
+                           .product(name: "Crypto", package: "swift-crypto")],
             path: "Services/Gateway/Library",
             swiftSettings: swiftSettings
         ),

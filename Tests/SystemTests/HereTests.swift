@@ -7,7 +7,7 @@ import Testing
 import Wire
 
 /// Runs `here` (or `executable`, such as script(1) running it) once: its exit status and what it printed.
-private func here(_ arguments: [String], environment: [String: String], stdin: String? = nil,
+func here(_ arguments: [String], environment: [String: String], stdin: String? = nil,
                   executable: String? = nil) throws -> (status: Int32, out: String, err: String) {
     let process = Process()
     process.executableURL = executable.map { URL(fileURLWithPath: $0) } ?? ChildProcess.binDirectory.appendingPathComponent("here")

@@ -13,7 +13,7 @@ struct Here: ParsableCommand {
             Services are found at the endpoints HEREABOUTS_<SVC>_ENDPOINT name (default tcp://127.0.0.1:7101…7105).
             Exit codes: 0 ok, 1 your mistake, 2 a service unavailable, 3 internal.
             """,
-        subcommands: [Up.self, Status.self, Call.self, Register.self, Login.self, Logout.self, Whoami.self, Anon.self,
+        subcommands: [Up.self, Status.self, Backup.self, Restore.self, Call.self, Register.self, Login.self, Logout.self, Whoami.self, Anon.self,
                       Profile.self, LocationCommand.self, PostCommand.self, Rate.self, Search.self, Nearest.self, PlaceCommand.self,
                       CountryCommand.self, Divers.self, Fav.self, Chat.self, Fence.self, TripCommand.self, Tip.self, Within.self, Password.self, Account.self, Keys.self,
                       Errors.self])

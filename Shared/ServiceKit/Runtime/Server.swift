@@ -93,6 +93,12 @@ public final class Server: Sendable {
                         uptimeSeconds: (Date().timeIntervalSince(startedAt) * 10).rounded() / 10,
                         memory: ProcessMemory.current(), storage: database?.storage())
         }
+        if let database {
+            // On a worker: a large file takes seconds to copy.
+            router.read(BackupAPI.backup(service)) { request, _ in
+                try database.backup(name: request.name, service: service)
+            }
+        }
         router.read(HealthAPI.ready(service)) { _, _ in
             let writable = database?.probeWrite()
             let feeds = try followers.map { try $0.readiness() }.sorted { $0.feed < $1.feed }

@@ -1,0 +1,130 @@
+import Contracts
+import Crypto
+import Foundation
+import ServiceClient
+import Wire
+
+/// `here backup DIR` and `here restore DIR`: every service's file copied while the
+/// stack serves, described in `DIR/manifest.json`, and put back into a stopped stack.
+public enum Backups {
+    /// `manifest.json`: what each copy is and how to check it.
+    public struct Manifest: Codable, Sendable, Equatable {
+        public var format = 1
+        /// The backup's name at the services (`<data dir>/backups/<name>/`).
+        public var name: String
+        public var startedAt: Date
+        public var finishedAt: Date
+        /// In the order they were taken (`BackupAPI.order`).
+        public var services: [BackupReply]
+    }
+
+    /// A copy of each service's file in `directory`, each taken by the service itself
+    /// (`<service>.backup`) in `BackupAPI.order`, then moved here from the service's
+    /// data directory and checked against the SHA-256 the service gave.
+    ///
+    /// The services must run on this machine (as under `here up`): their copies are
+    /// read from their data directory.
+    public static func take(into directory: URL, gateway: Gateway, timeout: TimeInterval = 600,
+                            progress: (BackupReply) -> Void = { _ in }) throws -> Manifest {
+        let files = FileManager.default
+        try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        guard !files.fileExists(atPath: directory.appendingPathComponent("manifest.json").path) else {
+            throw GatewayError("\(directory.path) holds a backup already; give an empty directory")
+        }
+        let name = "here-" + Self.stamp(Date()) + "-" + Identifier.random(count: 4)
+        let started = Date()
+        var taken: [BackupReply] = []
+        for service in BackupAPI.order {
+            let client = ServiceClient(service: service, endpoint: gateway.endpoint(of: service), timeout: timeout, tries: 1,
+                                       curve: try gateway.curve(of: service))
+            defer { client.close() }
+            var reply = try client.call(BackupAPI.backup(service), BackupRequest(name: name))
+            let copy = directory.appendingPathComponent("\(service).sqlite")
+            try files.copyItem(atPath: reply.file, toPath: copy.path)
+            try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: copy.path)
+            guard try Self.sha256(of: copy) == reply.sha256 else {
+                throw GatewayError("the copy of \(service)'s file does not match the SHA-256 it gave")
+            }
+            try? files.removeItem(atPath: reply.file)
+            try? files.removeItem(atPath: URL(fileURLWithPath: reply.file).deletingLastPathComponent().path)
+            reply.file = copy.lastPathComponent
+            taken.append(reply)
+            progress(reply)
+        }
+        let manifest = Manifest(name: name, startedAt: started, finishedAt: Date(), services: taken)
+        let manifestFile = directory.appendingPathComponent("manifest.json")
+        try Self.encoder.encode(manifest).write(to: manifestFile, options: .atomic)
+        try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: manifestFile.path)
+        return manifest
+    }
+
+    /// Puts the copies of `directory` in place of the files in `dataDirectory`, after
+    /// checking each against the manifest; the files replaced are moved into
+    /// `<data dir>/replaced-<time>/`. The stack must be stopped: a service's file is
+    /// never changed under it.
+    public static func restore(from directory: URL, into dataDirectory: URL, gateway: Gateway) throws -> Manifest {
+        let files = FileManager.default
+        let manifest = try Self.decoder.decode(Manifest.self, from: Data(contentsOf: directory.appendingPathComponent("manifest.json")))
+        guard manifest.format == 1 else {
+            throw GatewayError("manifest.json is of format \(manifest.format); this here reads format 1")
+        }
+        for entry in manifest.services {
+            let copy = directory.appendingPathComponent(entry.file)
+            guard try Self.sha256(of: copy) == entry.sha256 else {
+                throw GatewayError("\(copy.path) does not match the manifest's SHA-256: not restored")
+            }
+        }
+        let running = ServiceEndpoints.services.filter { service in
+            let client = ServiceClient(service: service, endpoint: gateway.endpoint(of: service), timeout: 0.5, tries: 1,
+                                       curve: try? gateway.curve(of: service))
+            defer { client.close() }
+            return (try? client.call(HealthAPI.health(service), Empty())) != nil
+        }
+        guard running.isEmpty else {
+            throw GatewayError("\(running.joined(separator: ", ")) still running: stop the stack (Ctrl-C on here up) first")
+        }
+        try files.createDirectory(at: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let aside = dataDirectory.appendingPathComponent("replaced-" + Self.stamp(Date()), isDirectory: true)
+        for entry in manifest.services {
+            let target = dataDirectory.appendingPathComponent("\(entry.service).sqlite")
+            for suffix in ["", "-wal", "-shm"] where files.fileExists(atPath: target.path + suffix) {
+                try files.createDirectory(at: aside, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                try files.moveItem(atPath: target.path + suffix, toPath: aside.appendingPathComponent(target.lastPathComponent + suffix).path)
+            }
+            try files.copyItem(at: directory.appendingPathComponent(entry.file), to: target)
+            try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: target.path)
+        }
+        return manifest
+    }
+
+    /// A file's hex SHA-256, read a MiB at a time.
+    static func sha256(of file: URL) throws -> String {
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// `20261125T101500Z`.
+    static func stamp(_ date: Date) -> String {
+        let format = DateFormatter()
+        format.locale = Locale(identifier: "en_US_POSIX")
+        format.timeZone = TimeZone(identifier: "UTC")
+        format.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        return format.string(from: date)
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return encoder
+    }()
+
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+}

@@ -1,0 +1,63 @@
+import Contracts
+import Crypto
+import Foundation
+import GRDB
+import Wire
+
+extension ServiceDatabase {
+    /// A consistent copy of the file while it serves, into
+    /// `<data dir>/backups/<name>/<service>.sqlite` (0600, its directories 0700).
+    ///
+    /// `VACUUM INTO` on a read-only connection of its own reads one snapshot, beside
+    /// the writer (WAL mode: writes go on), and writes a compact file. The copy is
+    /// made as `.part` and renamed once complete, so a file under its final name is
+    /// whole; asked again for the same name (a retried request), the finished copy is
+    /// described again rather than made twice.
+    public func backup(name: String, service: String, now: Date = Date()) throws -> BackupReply {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+            .appendingPathComponent("backups", isDirectory: true).appendingPathComponent(name, isDirectory: true)
+        let target = directory.appendingPathComponent("\(service).sqlite")
+        let files = FileManager.default
+        if !files.fileExists(atPath: target.path) {
+            try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let part = target.path + ".part"
+            try? files.removeItem(atPath: part)
+            var configuration = Configuration()
+            configuration.readonly = true
+            configuration.label = "backup"
+            try DatabaseQueue(path: path, configuration: configuration).inDatabase { db in
+                try db.execute(sql: "VACUUM INTO ?", arguments: [part])
+            }
+            try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: part)
+            try files.moveItem(atPath: part, toPath: target.path)
+        }
+        return try Self.describe(backup: target, service: service, takenAt: now)
+    }
+
+    /// What a copy holds: its size, SHA-256, its feed's last seq and its cursors.
+    static func describe(backup file: URL, service: String, takenAt: Date) throws -> BackupReply {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let (feedSeq, cursors) = try DatabaseQueue(path: file.path, configuration: configuration).read { db in
+            let seq = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM change") ?? 0
+            let rows = try Row.fetchAll(db, sql: "SELECT feed, seq FROM feed_cursor")
+            return (seq, Dictionary(rows.map { ($0["feed"] as String, $0["seq"] as Int64) }, uniquingKeysWith: { $1 }))
+        }
+        let (bytes, digest) = try sha256(of: file)
+        return BackupReply(service: service, file: file.path, bytes: bytes, sha256: digest, feedSeq: feedSeq,
+                           cursors: cursors, takenAt: takenAt)
+    }
+
+    /// A file's size and hex SHA-256, read a MiB at a time.
+    public static func sha256(of file: URL) throws -> (bytes: Int64, hex: String) {
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        var bytes: Int64 = 0
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            hasher.update(data: chunk)
+            bytes += Int64(chunk.count)
+        }
+        return (bytes, hasher.finalize().map { String(format: "%02x", $0) }.joined())
+    }
+}

@@ -1,0 +1,98 @@
+import Contracts
+import EdgeFixtures
+import Foundation
+import GRDB
+import Synchronization
+import TestThreads
+import Testing
+import Wire
+
+/// `here backup` while the stack takes writes, and `here restore` into a new data
+/// directory: what was acknowledged before the backup began is all there.
+@Suite("Backups under load", .ownThread)
+struct BackupTests {
+    @Test("here backup under creates, favourites and chat sends, then here restore into a new data directory: every write acknowledged before the backup began is there, the files pass integrity_check, and the restored stack serves")
+    func backupAndRestore() throws {
+        let backupDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("hb-backup-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: backupDirectory) }
+        let restoredData = FileManager.default.temporaryDirectory.appendingPathComponent("hb-restored-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: restoredData) }
+
+        let stack = try EdgeStack("backup")
+        let seller = try stack.register("seller@example.org")
+        let buyer = try stack.register("buyer@example.org")
+        let sellerClient = stack.client.signed(seller.accessToken), buyerClient = stack.client.signed(buyer.accessToken)
+
+        // Writes keep coming from another thread; each acknowledged one is noted with when.
+        struct Acknowledged: Sendable { var posts: [(String, Date)] = []; var favourites: [(String, Date)] = []; var messages: [(String, Date)] = [] }
+        let acknowledged = Mutex(Acknowledged())
+        let stop = Atomic<Bool>(false)
+        let writer = Thread {
+            var number = 0
+            while !stop.load(ordering: .relaxed) {
+                number += 1
+                guard let post = try? sellerClient.post("/v1/posts", ["kind": "offer", "title": .string("Backup lamp \(number)"),
+                                                                       "lat": 52.09, "lon": 5.12]),
+                      post.status == 201, let id = try? post.decode(PostReply.self).post.id else { continue }
+                acknowledged.withLock { $0.posts.append((id, Date())) }
+                if let saved = try? buyerClient.put("/v1/favourites/\(id)"), saved.status < 300 {
+                    acknowledged.withLock { $0.favourites.append((id, Date())) }
+                }
+                if let sent = try? buyerClient.post("/v1/messages", ["to": .string(seller.user.id), "text": .string("Is lamp \(number) still there?")]),
+                   sent.status == 201, let message = try? sent.decode(MessageReply.self).message.id {
+                    acknowledged.withLock { $0.messages.append((message, Date())) }
+                }
+            }
+        }
+        writer.start()
+        while acknowledged.withLock({ $0.posts.count }) < 5 { Thread.sleep(forTimeInterval: 0.05) }
+        let began = Date()
+        let backup = try here(["backup", backupDirectory.path, "--json"], environment: stack.environment)
+        #expect(backup.status == 0, "\(backup.err)")
+        // The op writes only under the service's own backups directory, by a plain name.
+        let refused = try here(["call", "auth.backup", #"{"name":"../../etc"}"#], environment: stack.environment)
+        #expect(refused.status != 0 && refused.err.contains("name"), "\(refused)")
+        Thread.sleep(forTimeInterval: 0.3)
+        stop.store(true, ordering: .relaxed)
+        while !writer.isFinished { Thread.sleep(forTimeInterval: 0.05) }
+        stack.stop()
+        let before = acknowledged.withLock { state in
+            (posts: state.posts.filter { $0.1 < began }.map(\.0), favourites: state.favourites.filter { $0.1 < began }.map(\.0),
+             messages: state.messages.filter { $0.1 < began }.map(\.0))
+        }
+        #expect(!before.posts.isEmpty && !before.favourites.isEmpty && !before.messages.isEmpty)
+
+        // The manifest, and a restore into a new data directory; the copies are whole.
+        let manifest = try JSONParser.parse(Data(contentsOf: backupDirectory.appendingPathComponent("manifest.json")))
+        let services = manifest["services"]?.arrayValue?.compactMap { $0.objectValue?["service"]?.stringValue }
+        #expect(services == BackupAPI.order, "\(manifest)")
+        let restore = try here(["restore", backupDirectory.path, "--data", restoredData.path], environment: stack.environment)
+        #expect(restore.status == 0, "\(restore.err)")
+        for service in BackupAPI.order {
+            let file = restoredData.appendingPathComponent("\(service).sqlite").path
+            let check = try DatabaseQueue(path: file).read { try String.fetchOne($0, sql: "PRAGMA integrity_check") }
+            #expect(check == "ok", "\(service): \(check ?? "nothing")")
+        }
+
+        // The restored stack serves: the accounts sign in, every acknowledged write is there and searchable.
+        let restored = try EdgeStack("restored", environment: ["HEREABOUTS_DATA_DIR": restoredData.path])
+        defer { restored.stop() }
+        let login = try restored.client.post("/v1/auth/login", ["login": "buyer@example.org", "password": "password1"])
+        #expect(login.status == 200, "\(login)")
+        let buyerAgain = restored.client.signed(try login.decode(SessionReply.self).accessToken)
+        for id in before.posts {
+            #expect(try restored.client.get("/v1/posts/\(id)").status == 200, "post \(id)")
+        }
+        let found = try restored.client.get("/v1/search?lat=52.09&lon=5.12&radius=1000&q=backup%20lamp&limit=100").object()
+        let hits = Set(found["hits"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue } ?? [])
+        #expect(Set(before.posts).isSubset(of: hits), "\(Set(before.posts).subtracting(hits).count) not found")
+        let saved = try buyerAgain.get("/v1/favourites?limit=100").object()
+        let savedIds = Set(saved["items"]?.arrayValue?.compactMap { $0.objectValue?["postId"]?.stringValue } ?? [])
+        #expect(Set(before.favourites).isSubset(of: savedIds), "\(Set(before.favourites).subtracting(savedIds).count) favourites missing")
+        let conversations = try buyerAgain.get("/v1/conversations").object()
+        let conversation = try #require(conversations["conversations"]?.arrayValue?.first?.objectValue?["id"]?.stringValue)
+        let messages = try buyerAgain.get("/v1/conversations/\(conversation)/messages?limit=100").object()
+        let messageIds = Set(messages["messages"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue } ?? [])
+        #expect(Set(before.messages).isSubset(of: messageIds), "\(Set(before.messages).subtracting(messageIds).count) messages missing")
+    }
+}
