@@ -109,6 +109,8 @@ private let bodyCases: [HostileCase] = [
     HostileCase(name: "a body that is a list", frames: { _ in [request("auth.publicKey", body: "[]")] }, expected: "bad_request"),
     HostileCase(name: "a forged token on readiness", frames: { _ in [request("auth.ready", token: "a.b.c")] },
                 expected: "unauthenticated"),
+    HostileCase(name: "a backup named as a hidden file", frames: { _ in [request("auth.backup", body: #"{"name":".ssh"}"#)] },
+                expected: "invalid_argument name"),
     HostileCase(name: "SQL as a user id", frames: { _ in [request("auth.avatar.get", body: #"{"userId":"1' OR '1'='1"}"#)] },
                 expected: "invalid_argument userId"),
     HostileCase(name: "a password that is a number", frames: { context in

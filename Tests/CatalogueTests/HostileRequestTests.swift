@@ -58,6 +58,7 @@ struct CatalogueHostileTests {
             ("an unknown op", [request("posts.teleport", "{}")], "unknown_op"),
             ("health with a list for a body", [request("health", "[]")], "bad_request"),
             ("readiness with a null body", [request("ready", "null")], "bad_request"),
+            ("a backup named as a path", [request("backup", #"{"name":"../../etc"}"#)], "invalid_argument name"),
             ("a delete without a token", [request("posts.delete", #"{"id":"\#(post.id)"}"#)], "unauthenticated"),
             ("SQL as an image id", [request("images.delete", #"{"id":"x' OR 1=1"}"#, token: token)], "invalid_argument id"),
             ("an image id of 41 characters", [request("images.get", #"{"id":"\#(String(repeating: "b", count: 41))"}"#)], "invalid_argument id"),

@@ -69,6 +69,7 @@ struct GeoHostileTests {
             ("an unknown op", "teleport", "{}", "unknown_op"),
             ("health with a list for a body", "health", "[]", "bad_request"),
             ("readiness with a null body", "ready", "null", "bad_request"),
+            ("a backup named as a path", "backup", #"{"name":"/tmp/x"}"#, "invalid_argument name"),
             ("stats with a string for a body", "stats", #""all""#, "bad_request"),
         ]
         // Every op the service answers meets at least one of them.
