@@ -56,6 +56,11 @@ struct All: ParsableCommand {
                 return try WatchBenchmark(seconds: seconds, directory: directory.appendingPathComponent("watches"),
                                           dataset: URL(fileURLWithPath: dataset), report: report, watches: watches).run()
             }),
+            ("backup", {
+                guard let dataset else { return "## Backups\n\nSkipped: needs `--dataset` (make bench makes it)." }
+                return try BackupBenchmark(seconds: max(seconds, 20), directory: directory.appendingPathComponent("backup"),
+                                           dataset: URL(fileURLWithPath: dataset), report: report).run()
+            }),
             ("geo", {
                 guard let dataset else { return "## Geo\n\nSkipped: needs `--dataset` (make bench makes it)." }
                 return try GeoBenchmark(seconds: seconds, directory: directory.appendingPathComponent("geo"),
