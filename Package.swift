@@ -90,7 +90,7 @@ let package = Package(
         // MARK: Runtime
         .target(
             name: "ServiceClient",
-            dependencies: ["ZeroMQ", "Wire", "Contracts"],
+            dependencies: ["ZeroMQ", "Wire", "Contracts", .product(name: "Crypto", package: "swift-crypto")],
             path: "Shared/ServiceClient",
             swiftSettings: swiftSettings
         ),
@@ -243,8 +243,7 @@ let package = Package(
         // MARK: Gateway
         .target(
             name: "Gateway",
-            dependencies: ["ServiceClient", "StackClient", "Contracts", "Wire", "ZeroMQ",
-                           .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["ServiceClient", "StackClient", "Contracts", "Wire", "ZeroMQ"],
             path: "Services/Gateway/Library",
             swiftSettings: swiftSettings
         ),

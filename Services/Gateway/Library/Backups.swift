@@ -1,5 +1,4 @@
 import Contracts
-import Crypto
 import Foundation
 import ServiceClient
 import Wire
@@ -40,13 +39,13 @@ public enum Backups {
             defer { client.close() }
             var reply = try client.call(BackupAPI.backup(service), BackupRequest(name: name))
             let copy = directory.appendingPathComponent("\(service).sqlite")
-            try files.copyItem(atPath: reply.file, toPath: copy.path)
+            // Moved, not copied: the service's copy is not needed where it was made.
+            try files.moveItem(atPath: reply.file, toPath: copy.path)
+            try? files.removeItem(atPath: URL(fileURLWithPath: reply.file).deletingLastPathComponent().path)
             try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: copy.path)
-            guard try Self.sha256(of: copy) == reply.sha256 else {
+            guard try FileDigest.sha256(of: copy).hex == reply.sha256 else {
                 throw GatewayError("the copy of \(service)'s file does not match the SHA-256 it gave")
             }
-            try? files.removeItem(atPath: reply.file)
-            try? files.removeItem(atPath: URL(fileURLWithPath: reply.file).deletingLastPathComponent().path)
             reply.file = copy.lastPathComponent
             taken.append(reply)
             progress(reply)
@@ -70,7 +69,7 @@ public enum Backups {
         }
         for entry in manifest.services {
             let copy = directory.appendingPathComponent(entry.file)
-            guard try Self.sha256(of: copy) == entry.sha256 else {
+            guard try FileDigest.sha256(of: copy).hex == entry.sha256 else {
                 throw GatewayError("\(copy.path) does not match the manifest's SHA-256: not restored")
             }
         }
@@ -95,15 +94,6 @@ public enum Backups {
             try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: target.path)
         }
         return manifest
-    }
-
-    /// A file's hex SHA-256, read a MiB at a time.
-    static func sha256(of file: URL) throws -> String {
-        let handle = try FileHandle(forReadingFrom: file)
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 
     /// `20261125T101500Z`.

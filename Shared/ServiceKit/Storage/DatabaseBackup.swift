@@ -1,7 +1,7 @@
 import Contracts
-import Crypto
 import Foundation
 import GRDB
+import ServiceClient
 import Wire
 
 extension ServiceDatabase {
@@ -43,21 +43,8 @@ extension ServiceDatabase {
             let rows = try Row.fetchAll(db, sql: "SELECT feed, seq FROM feed_cursor")
             return (seq, Dictionary(rows.map { ($0["feed"] as String, $0["seq"] as Int64) }, uniquingKeysWith: { $1 }))
         }
-        let (bytes, digest) = try sha256(of: file)
+        let (bytes, digest) = try FileDigest.sha256(of: file)
         return BackupReply(service: service, file: file.path, bytes: bytes, sha256: digest, feedSeq: feedSeq,
                            cursors: cursors, takenAt: takenAt)
-    }
-
-    /// A file's size and hex SHA-256, read a MiB at a time.
-    public static func sha256(of file: URL) throws -> (bytes: Int64, hex: String) {
-        let handle = try FileHandle(forReadingFrom: file)
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        var bytes: Int64 = 0
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            hasher.update(data: chunk)
-            bytes += Int64(chunk.count)
-        }
-        return (bytes, hasher.finalize().map { String(format: "%02x", $0) }.joined())
     }
 }
