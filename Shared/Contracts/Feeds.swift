@@ -32,16 +32,26 @@ public struct ChangesReply<Change: Codable & Sendable>: Codable, Sendable {
     public var changes: [Change]
     /// The seq of the last change returned, or `after` when none was.
     public var lastSeq: Int64
+    /// The highest seq the feed holds now. Below a follower's cursor, the source was
+    /// put back to an older copy of its file: the follower replays the feed from 0.
+    /// Absent from sources older than this field (then nothing is checked).
+    public var headSeq: Int64?
 
-    public init(changes: [Change], lastSeq: Int64) {
+    public init(changes: [Change], lastSeq: Int64, headSeq: Int64? = nil) {
         self.changes = changes
         self.lastSeq = lastSeq
+        self.headSeq = headSeq
     }
 }
 
 /// What a change feed carries for one entity: the change's seq, and its type.
 public protocol FeedChange: Codable, Sendable {
     var seq: Int64 { get }
+    /// The id of the entity the change is about (a post's, a user's).
+    var entity: String { get }
+    /// The change that says `entity` is gone: what a follower applies for an entity
+    /// it holds that a replay of the whole feed did not bring.
+    static func deletion(of entity: String, seq: Int64) -> Self
 }
 
 /// Published on a service's PUB socket after each commit that added changes.

@@ -24,7 +24,8 @@ struct FollowerTests {
         let feed = ChangeFollower<UserChange>.Feed(name: "auth", requestEndpoint: auth.stack.endpoint("auth"),
                                                    eventsEndpoint: auth.stack.eventsEndpoint("auth"),
                                                    op: AuthAPI.changes, batchSize: batchSize, pollInterval: pollInterval)
-        return ChangeFollower(feed: feed, database: database, logger: TestStack.logger("follower")) { changes, db in
+        return ChangeFollower(feed: feed, database: database, logger: TestStack.logger("follower"),
+                              held: { db in try String.fetchAll(db, sql: "SELECT user_id FROM applied") }) { changes, db in
             for change in changes {
                 try db.execute(sql: """
                     INSERT INTO applied (user_id, times, name) VALUES (?, 1, ?)

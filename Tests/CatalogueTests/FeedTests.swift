@@ -39,24 +39,7 @@ struct FeedTests {
         }
 
         // A follower in a database of its own, in batches of 100.
-        let database = try ServiceDatabase(path: catalogue.stack.directory.appendingPathComponent("mirror.sqlite").path) { migrator in
-            migrator.registerMigration("mirror") { db in
-                try db.execute(sql: "CREATE TABLE mirror (id TEXT PRIMARY KEY, json TEXT NOT NULL)")
-            }
-        }
-        let feed = ChangeFollower<PostChange>.Feed(name: "catalogue", requestEndpoint: catalogue.stack.endpoint("catalogue"),
-                                                   eventsEndpoint: nil, op: CatalogueAPI.changes, batchSize: 100)
-        let follower = ChangeFollower(feed: feed, database: database, logger: TestStack.logger("mirror")) { changes, db in
-            for change in changes {
-                switch change.type {
-                case .upserted:
-                    let json = String(decoding: try JSONValueEncoder().encodeData(change.post!), as: UTF8.self)
-                    try db.execute(sql: "INSERT OR REPLACE INTO mirror (id, json) VALUES (?, ?)", arguments: [change.postId, json])
-                case .deleted:
-                    try db.execute(sql: "DELETE FROM mirror WHERE id = ?", arguments: [change.postId])
-                }
-            }
-        }
+        let (follower, database) = try mirror(of: catalogue)
         _ = try follower.catchUp(using: catalogue.stack.client("catalogue"))
         let mirrored = try database.pool.read { db in
             try Row.fetchAll(db, sql: "SELECT id, json FROM mirror").map {
@@ -67,6 +50,58 @@ struct FeedTests {
         // Compaction: one entry per post ever touched, however often it changed.
         let feedEntries = try catalogue.changes()
         #expect(Set(feedEntries.map(\.postId)).count == feedEntries.count)
+    }
+
+    @Test("a source put back behind its follower's cursor: the follower replays the feed and drops what the source no longer has")
+    func sourceRestoredBehindCursor() throws {
+        let catalogue = try CatalogueFixture()
+        let owner = try catalogue.user()
+        let kept = try (0..<3).map { try catalogue.create(.sample("Kept \($0)"), token: owner.token) }
+        let (follower, database) = try mirror(of: catalogue)
+        let client = catalogue.stack.client("catalogue")
+        _ = try follower.catchUp(using: client)
+        let head = try follower.cursor()
+        // What a follower holds when its source was restored from a copy older than the
+        // follower: posts made after the copy, and a cursor past the source's feed.
+        try database.pool.write { db in
+            try db.execute(sql: "INSERT INTO mirror (id, json) VALUES ('ghost-1', '{}'), ('ghost-2', '{}')")
+            try FeedCursor.set("catalogue", seq: head + 40, in: db)
+        }
+        _ = try follower.catchUp(using: client, maxBatches: 1)
+        #expect(try follower.cursor() <= head, "it went back to the start of the feed")
+        _ = try follower.catchUp(using: client)
+        let ids = try database.pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM mirror ORDER BY id") }
+        #expect(ids == kept.map(\.id).sorted())
+        #expect(try follower.cursor() == head)
+        // The replay is over: a later change is followed as usual, nothing replayed again.
+        let later = try catalogue.create(.sample("Later"), token: owner.token)
+        #expect(try follower.catchUp(using: client) == 1)
+        #expect(try database.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM feed_replay") } == 0)
+        #expect(try database.pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM mirror") }.contains(later.id))
+    }
+
+    /// A follower of `catalogue.changes` mirroring posts as JSON in a database of its own.
+    private func mirror(of catalogue: CatalogueFixture) throws -> (ChangeFollower<PostChange>, ServiceDatabase) {
+        let database = try ServiceDatabase(path: catalogue.stack.directory.appendingPathComponent("mirror-\(UUID().uuidString).sqlite").path) { migrator in
+            migrator.registerMigration("mirror") { db in
+                try db.execute(sql: "CREATE TABLE mirror (id TEXT PRIMARY KEY, json TEXT NOT NULL)")
+            }
+        }
+        let feed = ChangeFollower<PostChange>.Feed(name: "catalogue", requestEndpoint: catalogue.stack.endpoint("catalogue"),
+                                                   eventsEndpoint: nil, op: CatalogueAPI.changes, batchSize: 100)
+        let follower = ChangeFollower(feed: feed, database: database, logger: TestStack.logger("mirror"),
+                                      held: { db in try String.fetchAll(db, sql: "SELECT id FROM mirror") }) { changes, db in
+            for change in changes {
+                switch change.type {
+                case .upserted:
+                    let json = String(decoding: try JSONValueEncoder().encodeData(change.post!), as: UTF8.self)
+                    try db.execute(sql: "INSERT OR REPLACE INTO mirror (id, json) VALUES (?, ?)", arguments: [change.postId, json])
+                case .deleted:
+                    try db.execute(sql: "DELETE FROM mirror WHERE id = ?", arguments: [change.postId])
+                }
+            }
+        }
+        return (follower, database)
     }
 
     @Test("a follower wakes on the PUB notice and sees a new post within moments")

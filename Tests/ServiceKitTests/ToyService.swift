@@ -30,6 +30,9 @@ struct ToyChange: FeedChange, Equatable {
     var type: String
     var key: String
     var value: Int
+
+    var entity: String { key }
+    static func deletion(of entity: String, seq: Int64) -> ToyChange { ToyChange(seq: seq, type: "deleted", key: entity, value: 0) }
 }
 
 enum ToyAPI {

@@ -95,4 +95,65 @@ struct BackupTests {
         let messageIds = Set(messages["messages"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue } ?? [])
         #expect(Set(before.messages).isSubset(of: messageIds), "\(Set(before.messages).subtracting(messageIds).count) messages missing")
     }
+
+    @Test("catalogue and auth restored to an older backup: geo, favourites and chat follow them back, and nothing the restored files lack stays searchable, saved or reachable")
+    func followersFollowARestoreBack() throws {
+        let backupDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("hb-backup-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: backupDirectory) }
+        let stack = try EdgeStack("followback")
+        let seller = try stack.register("seller@example.org")
+        let buyer = try stack.register("buyer@example.org")
+        let buyerClient = stack.client.signed(buyer.accessToken)
+        func create(_ title: String, by session: SessionReply) throws -> String {
+            let reply = try stack.client.signed(session.accessToken).post("/v1/posts", ["kind": "offer", "title": .string(title), "lat": 52.09, "lon": 5.12])
+            #expect(reply.status == 201, "\(reply)")
+            return try reply.decode(PostReply.self).post.id
+        }
+        func searched(_ client: EdgeClient) throws -> Set<String> {
+            let found = try client.get("/v1/search?lat=52.09&lon=5.12&radius=1000&q=kettle&limit=100").object()
+            return Set(found["hits"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue } ?? [])
+        }
+        func waitFor(_ what: String, _ condition: () throws -> Bool) throws {
+            let deadline = Date().addingTimeInterval(60)
+            while try !condition() {
+                guard Date() < deadline else { Issue.record("waited a minute for \(what)"); return }
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+        }
+        let before = try create("Kettle before", by: seller)
+        #expect(try buyerClient.put("/v1/favourites/\(before)").status < 300)
+        try waitFor("the first kettle searchable") { try searched(stack.client) == [before] }
+        #expect(try here(["backup", backupDirectory.path], environment: stack.environment).status == 0)
+
+        // After the backup: a new user, their post, a favourite of it, a message to them.
+        let late = try stack.register("late@example.org")
+        let after = try create("Kettle after", by: late)
+        #expect(try buyerClient.put("/v1/favourites/\(after)").status < 300)
+        #expect(try buyerClient.post("/v1/messages", ["to": .string(late.user.id), "text": "Still for sale?"]).status == 201)
+        try waitFor("both kettles searchable") { try searched(stack.client) == [before, after] }
+        stack.stop()
+
+        // Catalogue and auth go back; geo, favourites and chat keep their newer files.
+        let restore = try here(["restore", backupDirectory.path, "--only", "catalogue,auth"], environment: stack.environment)
+        #expect(restore.status == 0, "\(restore.err)")
+        #expect(restore.out.contains("restored catalogue, auth"), "\(restore.out)")
+        let restored = try EdgeStack("followback-restored", environment: ["HEREABOUTS_DATA_DIR": stack.environment["HEREABOUTS_DATA_DIR"]!])
+        defer { restored.stop() }
+        let buyerAgain = restored.client.signed(buyer.accessToken)
+        try waitFor("geo to drop the later kettle") { try searched(restored.client) == [before] }
+        try waitFor("favourites to drop the later kettle") {
+            let saved = try buyerAgain.get("/v1/favourites?limit=100").object()
+            return Set(saved["items"]?.arrayValue?.compactMap { $0.objectValue?["postId"]?.stringValue } ?? []) == [before]
+        }
+        #expect(try restored.client.get("/v1/posts/\(after)").status == 404)
+        // The later user is gone from auth, so from chat: no message reaches them, their token is refused.
+        try waitFor("chat to learn the later user is gone") {
+            try buyerAgain.post("/v1/messages", ["to": .string(late.user.id), "text": "Hello?"]).status != 201
+        }
+        #expect(try restored.client.signed(late.accessToken).get("/v1/conversations").status == 401)
+        #expect(try restored.client.post("/v1/auth/login", ["login": "late@example.org", "password": "password1"]).status == 401)
+        // What the backup had is all there and works.
+        #expect(try buyerAgain.post("/v1/messages", ["to": .string(seller.user.id), "text": "Still for sale?"]).status == 201)
+        #expect(stack.logs.log(of: "geo").contains("replaying it from the start"))
+    }
 }

@@ -29,7 +29,7 @@ public final class CatalogueService: RunnableService {
         var router = Router(service: CatalogueAPI.service)
         CatalogueHandlers(store: store).register(into: &router)
 
-        self.follower = try ChangeFollower.auth(settings: settings, database: database, logger: logger) { changes, db in
+        self.follower = try ChangeFollower.auth(settings: settings, database: database, logger: logger, held: store.heldUserIds) { changes, db in
             let deleted = try store.apply(changes, now: Date(), in: db)
             if !deleted.isEmpty {
                 db.afterNextTransaction { _ in deletedUsers.insert(deleted) }

@@ -11,6 +11,11 @@ extension CatalogueStore {
         }
     }
 
+    /// The users catalogue holds anything of, for the end of a replay of auth's feed.
+    func heldUserIds(in db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT user_id FROM known_user UNION SELECT owner_id FROM post")
+    }
+
     func deletedUsers() throws -> Set<String> {
         try database.pool.read { db in Set(try String.fetchAll(db, sql: "SELECT user_id FROM deleted_user")) }
     }

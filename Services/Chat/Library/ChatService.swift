@@ -23,7 +23,7 @@ public final class ChatService: RunnableService {
         }
         let store = ChatStore(database: database)
         let deletedUsers = DeletedUsers(try store.deletedUsers())
-        userFollower = try ChangeFollower.auth(settings: settings, database: database, logger: logger) { changes, db in
+        userFollower = try ChangeFollower.auth(settings: settings, database: database, logger: logger, held: store.heldUserIds) { changes, db in
             let deleted = try store.apply(changes, in: db)
             if !deleted.isEmpty { db.afterNextTransaction { _ in deletedUsers.insert(deleted) } }
         }

@@ -28,6 +28,11 @@ struct ChatStore: Sendable {
         return deleted
     }
 
+    /// The users chat knows and has not seen deleted, for the end of a replay of auth's feed.
+    func heldUserIds(in db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT user_id FROM chat_user WHERE deleted = 0")
+    }
+
     func deletedUsers() throws -> Set<String> {
         try database.pool.read { db in
             Set(try String.fetchAll(db.cachedStatement(sql: "SELECT user_id FROM chat_user WHERE deleted = 1")))

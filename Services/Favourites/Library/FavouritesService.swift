@@ -25,10 +25,10 @@ public final class FavouritesService: RunnableService {
         let store = FavouritesStore(database: database)
         let deletedUsers = DeletedUsers(try store.deletedUsers())
 
-        postFollower = try ChangeFollower.catalogue(settings: settings, database: database, logger: logger) { changes, db in
+        postFollower = try ChangeFollower.catalogue(settings: settings, database: database, logger: logger, held: store.heldPostIds) { changes, db in
             try store.apply(changes, in: db)
         }
-        userFollower = try ChangeFollower.auth(settings: settings, database: database, logger: logger) { changes, db in
+        userFollower = try ChangeFollower.auth(settings: settings, database: database, logger: logger, held: store.heldUserIds) { changes, db in
             let deleted = try store.apply(changes, in: db)
             if !deleted.isEmpty { db.afterNextTransaction { _ in deletedUsers.insert(deleted) } }
         }

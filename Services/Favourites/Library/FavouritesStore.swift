@@ -38,6 +38,16 @@ struct FavouritesStore: Sendable {
         return deleted
     }
 
+    /// The posts favourites knows or has saved, for the end of a replay of catalogue's feed.
+    func heldPostIds(in db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT id FROM known_post UNION SELECT post_id FROM favourite")
+    }
+
+    /// The users with a list, for the end of a replay of auth's feed.
+    func heldUserIds(in db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT DISTINCT user_id FROM favourite")
+    }
+
     func deletedUsers() throws -> Set<String> {
         try database.pool.read { db in Set(try String.fetchAll(db.cachedStatement(sql: "SELECT user_id FROM deleted_user"))) }
     }

@@ -30,16 +30,21 @@ struct Restore: GatewayCommand {
         discussion: """
             Every file is checked against the manifest's SHA-256 first; nothing is replaced if one \
             does not match. The files replaced are kept in <data dir>/replaced-<time>/. Start the \
-            stack again with here up.
+            stack again with here up. With --only, the other services keep their files; those that \
+            follow a restored one see its feed behind their cursor, replay it from the start and \
+            drop what it no longer has.
             """)
     @Argument(help: "A directory that here backup wrote.") var directory: String
     @Option(help: "The data directory to restore into (default: HEREABOUTS_DATA_DIR, else ~/.local/share/hereabouts).")
     var data: String?
+    @Option(help: "Restore only these services' files (comma-separated, e.g. catalogue,auth).")
+    var only: String?
     @OptionGroup var options: CommonOptions
 
     func execute(_ gateway: Gateway) throws {
         let target = data.map { URL(fileURLWithPath: $0) } ?? Gateway.dataDirectory(gateway.environment)
-        let manifest = try Backups.restore(from: URL(fileURLWithPath: directory), into: target, gateway: gateway)
+        let services = only.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
+        let manifest = try Backups.restore(from: URL(fileURLWithPath: directory), into: target, only: services, gateway: gateway)
         if options.json { try Output.json(manifest) } else {
             print("restored \(manifest.services.map(\.service).joined(separator: ", ")) from \(manifest.name) into \(target.path)")
         }

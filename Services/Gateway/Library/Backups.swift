@@ -61,11 +61,23 @@ public enum Backups {
     /// checking each against the manifest; the files replaced are moved into
     /// `<data dir>/replaced-<time>/`. The stack must be stopped: a service's file is
     /// never changed under it.
-    public static func restore(from directory: URL, into dataDirectory: URL, gateway: Gateway) throws -> Manifest {
+    ///
+    /// `only` restores some services' files and leaves the others': their followers
+    /// then find a source behind their cursors and replay its feed (`ChangeFollower`).
+    /// The manifest returned names what was restored.
+    public static func restore(from directory: URL, into dataDirectory: URL, only: Set<String>? = nil,
+                               gateway: Gateway) throws -> Manifest {
         let files = FileManager.default
-        let manifest = try Self.decoder.decode(Manifest.self, from: Data(contentsOf: directory.appendingPathComponent("manifest.json")))
+        var manifest = try Self.decoder.decode(Manifest.self, from: Data(contentsOf: directory.appendingPathComponent("manifest.json")))
         guard manifest.format == 1 else {
             throw GatewayError("manifest.json is of format \(manifest.format); this here reads format 1")
+        }
+        if let only {
+            let absent = only.subtracting(manifest.services.map(\.service))
+            guard absent.isEmpty else {
+                throw GatewayError("the backup has no \(absent.sorted().joined(separator: ", ")); it has \(manifest.services.map(\.service).joined(separator: ", "))")
+            }
+            manifest.services.removeAll { !only.contains($0.service) }
         }
         for entry in manifest.services {
             let copy = directory.appendingPathComponent(entry.file)

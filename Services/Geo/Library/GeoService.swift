@@ -65,7 +65,7 @@ public final class GeoService: RunnableService {
             owner, json in events.publish(topic: GeoAPI.watchTopic(userId: owner), json: json)
         }
 
-        let postFollower = try ChangeFollower.catalogue(settings: settings, database: database, logger: logger) { changes, db in
+        let postFollower = try ChangeFollower.catalogue(settings: settings, database: database, logger: logger, held: store.heldPostIds) { changes, db in
             let applied = try store.apply(changes, wasFence: fences.contains, in: db)
             // The indexes show a change once it is committed, never before.
             db.afterNextTransaction { _ in
@@ -79,7 +79,7 @@ public final class GeoService: RunnableService {
                 }
             }
         }
-        let userFollower = try ChangeFollower.auth(settings: settings, database: database, logger: logger) { changes, db in
+        let userFollower = try ChangeFollower.auth(settings: settings, database: database, logger: logger, held: store.heldUserIds) { changes, db in
             let applied = try store.apply(changes, in: db)
             let deleted = changes.filter { $0.type == .deleted }.map(\.userId)
             db.afterNextTransaction { _ in

@@ -123,6 +123,16 @@ struct GeoStore: Sendable {
         return applied
     }
 
+    /// The posts geo indexes, for the end of a replay of catalogue's feed.
+    func heldPostIds(in db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT id FROM post")
+    }
+
+    /// The users geo holds a home or a fence crossing of, for the end of a replay of auth's feed.
+    func heldUserIds(in db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT user_id FROM user_home UNION SELECT user_id FROM fence_inside")
+    }
+
     func deletedUsers() throws -> Set<String> {
         try database.pool.read { db in Set(try String.fetchAll(db, sql: "SELECT user_id FROM deleted_user")) }
     }

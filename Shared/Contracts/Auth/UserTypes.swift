@@ -262,4 +262,10 @@ public struct UserChange: FeedChange, Equatable {
         self.userId = userId
         self.user = user
     }
+
+    public var entity: String { userId }
+
+    public static func deletion(of entity: String, seq: Int64) -> UserChange {
+        UserChange(seq: seq, type: .deleted, userId: entity, user: nil)
+    }
 }

@@ -197,4 +197,10 @@ public struct PostChange: FeedChange, Equatable {
         self.postId = postId
         self.post = post
     }
+
+    public var entity: String { postId }
+
+    public static func deletion(of entity: String, seq: Int64) -> PostChange {
+        PostChange(seq: seq, type: .deleted, postId: entity, post: nil)
+    }
 }

@@ -48,9 +48,14 @@ public final class ChangeFollower<Change: FeedChange>: Sendable {
         }
     }
 
+    /// The ids of the entities this service holds from the feed, read inside the
+    /// transaction that ends a replay: those the replay did not bring are deleted.
+    public typealias Held = @Sendable (Database) throws -> [String]
+
     public let feed: Feed
     private let database: ServiceDatabase
     private let apply: @Sendable ([Change], Database) throws -> Void
+    private let held: Held
     private let logger: Logger
     private let controlEndpoint = "inproc://follower-\(UUID().uuidString)"
     private let thread = Mutex<ServiceThread?>(nil)
@@ -59,12 +64,15 @@ public final class ChangeFollower<Change: FeedChange>: Sendable {
     /// When a catch-up last read the feed to its end (uptime seconds; 0: never).
     private let caughtUpAt = Atomic<Double>(0)
 
-    /// - Parameter apply: applies one batch inside the transaction that also moves
-    ///   the cursor. It must not open transactions of its own.
-    public init(feed: Feed, database: ServiceDatabase, logger: Logger,
+    /// - Parameters:
+    ///   - held: the ids of the entities this service holds from the feed (see `Held`).
+    ///   - apply: applies one batch inside the transaction that also moves the
+    ///     cursor. It must not open transactions of its own.
+    public init(feed: Feed, database: ServiceDatabase, logger: Logger, held: @escaping Held,
                 apply: @escaping @Sendable ([Change], Database) throws -> Void) {
         self.feed = feed
         self.database = database
+        self.held = held
         self.apply = apply
         self.logger = logger
     }
@@ -88,19 +96,44 @@ public final class ChangeFollower<Change: FeedChange>: Sendable {
 
     /// Fetches and applies batches until the source has nothing newer (or
     /// `maxBatches` were applied); returns how many changes were applied.
+    ///
+    /// A source whose feed ends below the cursor was put back to an older copy of
+    /// its file (`here restore`): what the follower holds may include entities the
+    /// source no longer has. The follower then replays the whole feed (the feed is
+    /// compacted, so from 0 it is the source's current state), noting each entity it
+    /// brings, and at its end deletes whatever it holds that the replay did not
+    /// bring, through `apply` like any deletion. A crash during the replay resumes it.
     @discardableResult
     public func catchUp(using client: ServiceClient, maxBatches: Int = .max) throws -> Int {
         var applied = 0
         var batches = 0
         var after = try cursor()
+        var replaying = try database.pool.read { db in try FeedReplay.isReplaying(feed.name, in: db) }
         while batches < maxBatches {
             let reply = try client.call(feed.op, ChangesRequest(after: after, limit: feed.batchSize))
+            if let head = reply.headSeq, head < after {
+                logger.warning("\(feed.name)'s feed ends at seq \(head), before this service's cursor \(after): it was restored from an older copy; replaying it from the start",
+                               metadata: ["feed": "\(feed.name)"])
+                try database.pool.write { db in
+                    try FeedReplay.begin(feed.name, sourceHead: head, in: db)
+                    try FeedCursor.set(feed.name, seq: 0, in: db)
+                }
+                announcedSeq.store(head, ordering: .relaxed)
+                after = 0
+                replaying = true
+                continue
+            }
             guard !reply.changes.isEmpty, reply.lastSeq > after else {
+                if replaying {
+                    try endReplay(at: after)
+                    replaying = false
+                }
                 caughtUpAt.store(ProcessInfo.processInfo.systemUptime, ordering: .relaxed)
                 break
             }
             try database.pool.write { db in
                 try apply(reply.changes, db)
+                if replaying { try FeedReplay.saw(reply.changes.lazy.map(\.entity), of: feed.name, in: db) }
                 try FeedCursor.set(feed.name, seq: reply.lastSeq, in: db)
             }
             announcedSeq.store(max(announcedSeq.load(ordering: .relaxed), reply.lastSeq), ordering: .relaxed)
@@ -109,6 +142,20 @@ public final class ChangeFollower<Change: FeedChange>: Sendable {
             after = reply.lastSeq
         }
         return applied
+    }
+
+    /// Deletes, in one transaction, what this service holds that the replay did not bring.
+    private func endReplay(at seq: Int64) throws {
+        let removed = try database.pool.write { db in
+            let gone = try held(db).filter { try !FeedReplay.wasSeen($0, of: feed.name, in: db) }
+            for start in stride(from: 0, to: gone.count, by: feed.batchSize) {
+                try apply(gone[start..<min(start + feed.batchSize, gone.count)].map { Change.deletion(of: $0, seq: seq) }, db)
+            }
+            try FeedReplay.end(feed.name, in: db)
+            return gone.count
+        }
+        logger.notice("replayed \(feed.name)'s feed from the start; removed \(removed) it no longer has",
+                      metadata: ["feed": "\(feed.name)"])
     }
 
     /// Starts following on a thread of its own.
@@ -209,26 +256,53 @@ public enum FeedCursor {
     }
 }
 
+/// The `feed_replay` tables' SQL: a replay under way, and what it brought.
+enum FeedReplay {
+    static func isReplaying(_ feed: String, in db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT 1 FROM feed_replay WHERE feed = ?", arguments: [feed]) ?? false
+    }
+
+    static func begin(_ feed: String, sourceHead: Int64, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM feed_replay_seen WHERE feed = ?", arguments: [feed])
+        try db.execute(sql: "INSERT OR REPLACE INTO feed_replay (feed, source_head) VALUES (?, ?)", arguments: [feed, sourceHead])
+    }
+
+    static func saw(_ entities: some Sequence<String>, of feed: String, in db: Database) throws {
+        let statement = try db.cachedStatement(sql: "INSERT OR IGNORE INTO feed_replay_seen (feed, entity) VALUES (?, ?)")
+        for entity in entities { try statement.execute(arguments: [feed, entity]) }
+    }
+
+    static func wasSeen(_ entity: String, of feed: String, in db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM feed_replay_seen WHERE feed = ? AND entity = ?"),
+                          arguments: [feed, entity]) ?? false
+    }
+
+    static func end(_ feed: String, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM feed_replay_seen WHERE feed = ?", arguments: [feed])
+        try db.execute(sql: "DELETE FROM feed_replay WHERE feed = ?", arguments: [feed])
+    }
+}
+
 extension ChangeFollower where Change == UserChange {
     /// A follower of `auth.changes`, at auth's endpoints as `settings` resolve them.
-    public static func auth(settings: ServiceSettings, database: ServiceDatabase, logger: Logger,
+    public static func auth(settings: ServiceSettings, database: ServiceDatabase, logger: Logger, held: @escaping Held,
                             apply: @escaping @Sendable ([UserChange], Database) throws -> Void) throws -> ChangeFollower {
         let auth = settings.endpoints(of: AuthAPI.service)
         return ChangeFollower(
             feed: .init(name: AuthAPI.service, requestEndpoint: auth.requests, eventsEndpoint: auth.events, op: AuthAPI.changes,
                         curve: try settings.clientCurve(of: AuthAPI.service)),
-            database: database, logger: logger, apply: apply)
+            database: database, logger: logger, held: held, apply: apply)
     }
 }
 
 extension ChangeFollower where Change == PostChange {
     /// A follower of `catalogue.changes`, at catalogue's endpoints as `settings` resolve them.
-    public static func catalogue(settings: ServiceSettings, database: ServiceDatabase, logger: Logger,
+    public static func catalogue(settings: ServiceSettings, database: ServiceDatabase, logger: Logger, held: @escaping Held,
                                  apply: @escaping @Sendable ([PostChange], Database) throws -> Void) throws -> ChangeFollower {
         let catalogue = settings.endpoints(of: CatalogueAPI.service)
         return ChangeFollower(
             feed: .init(name: CatalogueAPI.service, requestEndpoint: catalogue.requests, eventsEndpoint: catalogue.events,
                         op: CatalogueAPI.changes, curve: try settings.clientCurve(of: CatalogueAPI.service)),
-            database: database, logger: logger, apply: apply)
+            database: database, logger: logger, held: held, apply: apply)
     }
 }

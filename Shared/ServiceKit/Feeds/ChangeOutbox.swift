@@ -96,6 +96,8 @@ public struct ChangeOutbox: Sendable {
         }
         writer.appendASCII("],\"lastSeq\":")
         writer.write(lastSeq)
+        writer.appendASCII(",\"headSeq\":")
+        writer.write(try self.lastSeq(in: db))
         writer.appendASCII("}")
         return RawJSON(writer.bytes)
     }

@@ -240,5 +240,18 @@ enum ServiceKitSchema {
             // One row rewritten by `<service>.ready`, to learn that the file takes writes.
             try db.execute(sql: "CREATE TABLE ready_probe (id INTEGER PRIMARY KEY CHECK (id = 1), at REAL NOT NULL)")
         }
+        migrator.registerMigration("servicekit-4") { db in
+            // A feed replayed from the start because its source went back to an older
+            // copy (`FeedReplay`): the replay's existence, and each entity it brought,
+            // so that what the source no longer has can be removed once it ends.
+            try db.execute(sql: """
+                CREATE TABLE feed_replay (feed TEXT PRIMARY KEY NOT NULL, source_head INTEGER NOT NULL) WITHOUT ROWID;
+                CREATE TABLE feed_replay_seen (
+                    feed TEXT NOT NULL,
+                    entity TEXT NOT NULL,
+                    PRIMARY KEY (feed, entity)
+                ) WITHOUT ROWID;
+                """)
+        }
     }
 }
