@@ -30,7 +30,22 @@ public enum ServiceEndpoints {
         ports[service]?.events.map { "tcp://127.0.0.1:\($0)" }
     }
 
+    /// The endpoints of a list such as `HEREABOUTS_GEO_ENDPOINT` may hold: one, or
+    /// several separated by commas (a service run as replicas).
+    public static func list(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// The default endpoints of replica `index` on one machine (`here up --geo-replicas`):
+    /// replica 0 has the service's usual ports, replica k > 0 ports 7300 + 10k + n and 7400 + 10k + n.
+    public static func defaultReplica(_ service: String, index: Int) -> (requests: String, events: String?) {
+        guard index > 0, let ports = ports[service] else { return (defaultRequests(service), defaultEvents(service)) }
+        let offset = 10 * index + (ports.requests - 7100)
+        return ("tcp://127.0.0.1:\(7300 + offset)", ports.events.map { _ in "tcp://127.0.0.1:\(7400 + offset)" })
+    }
+
     /// The endpoints of `service` as configured in `environment`, else the defaults.
+    /// For a service run as replicas each is a comma-separated list (`list`).
     public static func resolve(_ service: String, environment: [String: String]) -> (requests: String, events: String?) {
         let requests = environment[requestsVariable(service)].flatMap { $0.isEmpty ? nil : $0 } ?? defaultRequests(service)
         let events = environment[eventsVariable(service)].flatMap { $0.isEmpty ? nil : $0 } ?? defaultEvents(service)

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import ZeroMQ
 
@@ -19,12 +20,17 @@ public final class EventSubscriber {
 
     private let socket: Socket
 
+    /// - Parameter endpoint: the service's events endpoint, or its replicas' separated by commas.
     public init(endpoint: String, curve: CurveRole?, context: Context = .shared) throws {
         socket = try context.makeSocket(.extendedSubscribe)
         try socket.set(.linger(milliseconds: 0))
         try socket.set(.maxMessageSize(bytes: 8 * 1024 * 1024))
         try socket.secure(curve)
-        try socket.connect(endpoint)
+        // A service run as replicas publishes from each: one socket hears them all,
+        // and a subscription goes to every one.
+        for replica in ServiceEndpoints.list(endpoint) {
+            try socket.connect(replica)
+        }
     }
 
     deinit { socket.close() }

@@ -35,6 +35,10 @@ struct Up: ParsableCommand {
     @Flag(help: "Leave the edge out: the services only.")
     var noHttp = false
 
+    @Option(help: ArgumentHelp("Run geo as N processes, each with its own file, all following the same feeds; searches go round them.",
+                               discussion: "HEREABOUTS_GEO_ENDPOINT and HEREABOUTS_GEO_EVENTS may list the N endpoints (comma-separated); else replica k > 0 takes ports 7313+10k and 7413+10k."))
+    var geoReplicas = 1
+
     @OptionGroup var options: CommonOptions
 
     func run() throws {
@@ -59,8 +63,19 @@ struct Up: ParsableCommand {
            (demo && firstStart) || FileManager.default.fileExists(atPath: demoMarker.path) {
             childEnvironment["HEREABOUTS_EDGE_OPERATORS"] = DemoData.operatorEmail
         }
+        guard (1...16).contains(geoReplicas) else {
+            FileHandle.standardError.write(Data("here: --geo-replicas must be from 1 to 16, not \(geoReplicas)\n".utf8))
+            throw ExitCode(2)
+        }
+        do {
+            try Self.listReplicas(of: GeoAPI.service, count: geoReplicas, in: &childEnvironment)
+        } catch {
+            FileHandle.standardError.write(Data("here: \(GatewayError.from(error).message)\n".utf8))
+            throw ExitCode(2)
+        }
         var configuration = Supervisor.Configuration(services: ServiceEndpoints.services, executables: Self.executables(environment),
                                                      dataDirectory: directory, environment: childEnvironment)
+        configuration.replicas = [GeoAPI.service: geoReplicas]
         configuration.maxBackoff = max(0, maxBackoff)
         configuration.edgeListen = noHttp ? nil : EdgeAddress.listen(http, environment: environment)
         let supervisor = Supervisor(configuration) { [json = options.json] in Self.say($0, json: json) }
@@ -105,6 +120,25 @@ struct Up: ParsableCommand {
         sources.forEach { $0.cancel() }
     }
 
+    /// Puts the endpoints of `count` replicas of `service` into its two variables: those
+    /// they list already, else the defaults (`ServiceEndpoints.defaultReplica`).
+    static func listReplicas(of service: String, count: Int, in environment: inout [String: String]) throws {
+        guard count > 1 else { return }
+        for (variable, events) in [(ServiceEndpoints.requestsVariable(service), false), (ServiceEndpoints.eventsVariable(service), true)] {
+            let given = ServiceEndpoints.list(environment[variable] ?? "")
+            if !given.isEmpty {
+                guard given.count >= count else {
+                    throw GatewayError("\(variable) lists \(given.count) endpoint(s); --geo-replicas \(count) needs \(count), comma-separated (or unset it for the defaults)")
+                }
+                continue
+            }
+            environment[variable] = (0..<count).compactMap { replica in
+                let defaults = ServiceEndpoints.defaultReplica(service, index: replica)
+                return events ? defaults.events : defaults.requests
+            }.joined(separator: ",")
+        }
+    }
+
     /// One line at once, unbuffered: `here up` is often watched through a pipe or a log file.
     /// With `--json`, each is `{"message": …}` on a line of its own.
     static func say(_ line: String, json: Bool) {
@@ -142,16 +176,19 @@ struct Status: GatewayCommand {
     func execute(_ gateway: Gateway) throws {
         var rows: [Row] = []
         for service in ServiceEndpoints.services {
-            // One short try each: a service that does not answer within a second is reported, not waited for.
-            let client = ServiceClient(service: service, endpoint: gateway.endpoint(of: service), timeout: 1, tries: 1,
-                                       curve: try gateway.curve(of: service))
-            defer { client.close() }
-            let started = Date()
-            let reply = try? client.call(HealthAPI.health(service), Empty())
-            let elapsed = (Date().timeIntervalSince(started) * 10_000).rounded() / 10
-            let ready = reply == nil ? nil : try? client.call(HealthAPI.ready(service), Empty())
-            rows.append(Row(service: service, endpoint: gateway.endpoint(of: service), status: reply?.status ?? "unavailable",
-                            version: reply?.version, milliseconds: reply == nil ? nil : elapsed, ready: ready, storage: reply?.storage))
+            // A service run as replicas has a row per replica: geo, geo-1, …
+            for (replica, endpoint) in ServiceEndpoints.list(gateway.endpoint(of: service)).enumerated() {
+                // One short try each: a service that does not answer within a second is reported, not waited for.
+                let client = ServiceClient(service: service, endpoint: endpoint, timeout: 1, tries: 1, curve: try gateway.curve(of: service))
+                defer { client.close() }
+                let started = Date()
+                let reply = try? client.call(HealthAPI.health(service), Empty())
+                let elapsed = (Date().timeIntervalSince(started) * 10_000).rounded() / 10
+                let ready = reply == nil ? nil : try? client.call(HealthAPI.ready(service), Empty())
+                rows.append(Row(service: replica == 0 ? service : "\(service)-\(replica)", endpoint: endpoint,
+                                status: reply?.status ?? "unavailable", version: reply?.version,
+                                milliseconds: reply == nil ? nil : elapsed, ready: ready, storage: reply?.storage))
+            }
         }
         if !noHttp {
             // The edge: alive on /health/live, ready on /health/ready (every service answers).

@@ -23,6 +23,10 @@ public final class Supervisor: Sendable {
         public var maxBackoff: TimeInterval = 30
         /// Where the edge listens (`host:port`), started after the services; nil leaves it out.
         public var edgeListen: String?
+        /// Services run as more than one process (geo), and how many. Replica k > 0
+        /// is the child `<service>-<k>`, with `HEREABOUTS_REPLICA=k`: it binds the
+        /// k-th endpoint of the service's lists and keeps its own file.
+        public var replicas: [String: Int] = [:]
 
         public init(services: [String], executables: URL, dataDirectory: URL, environment: [String: String]) {
             self.services = services
@@ -62,20 +66,19 @@ public final class Supervisor: Sendable {
     public func start() throws {
         let logs = configuration.dataDirectory.appendingPathComponent("logs")
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
-        for service in configuration.services {
-            try launch(service)
-            let endpoint = ServiceEndpoints.resolve(service, environment: configuration.environment).requests
-            guard let health = waitForHealth(service: service, endpoint: endpoint) else {
+        for child in serviceChildren {
+            try launch(child.name, executable: child.service, environment: child.environment)
+            guard let health = waitForHealth(service: child.service, endpoint: child.endpoint) else {
                 if stopping.load(ordering: .sequentiallyConsistent) { throw Stopped() }
                 stop()
-                throw GatewayError("\(service) did not answer within \(Int(configuration.startTimeout)) s; see \(logFile(service).path)",
+                throw GatewayError("\(child.name) did not answer within \(Int(configuration.startTimeout)) s; see \(logFile(child.name).path)",
                                    exitCode: 2)
             }
-            let pid = children.withLock { $0[service]?.pid ?? 0 }
-            report("\(service.padding(toLength: 11, withPad: " ", startingAt: 0))\(endpoint)  ready  v\(health.version)  pid \(pid)")
+            let pid = children.withLock { $0[child.name]?.pid ?? 0 }
+            report("\(child.name.padding(toLength: 11, withPad: " ", startingAt: 0))\(child.endpoint)  ready  v\(health.version)  pid \(pid)")
         }
         if let listen = configuration.edgeListen {
-            try launch(Self.edge, environment: ["HEREABOUTS_EDGE_LISTEN": listen])
+            try launch(Self.edge, executable: Self.edge, environment: ["HEREABOUTS_EDGE_LISTEN": listen])
             guard waitForEdge(listen) else {
                 if stopping.load(ordering: .sequentiallyConsistent) { throw Stopped() }
                 stop()
@@ -90,9 +93,32 @@ public final class Supervisor: Sendable {
     /// The edge's name among the children (its executable is `edge-service`).
     public static let edge = "edge"
 
+    /// A service's process: the service itself, or one of its replicas.
+    public struct ServiceChild: Sendable {
+        /// `geo`, `geo-1`: its name among the children and its log's.
+        public var name: String
+        public var service: String
+        public var replica: Int
+        /// Where it answers.
+        public var endpoint: String
+        var environment: [String: String]
+    }
+
+    /// The services' processes in the order they start, a service's replicas after it.
+    public var serviceChildren: [ServiceChild] {
+        configuration.services.flatMap { service -> [ServiceChild] in
+            let endpoints = ServiceEndpoints.list(ServiceEndpoints.resolve(service, environment: configuration.environment).requests)
+            return (0..<max(1, configuration.replicas[service] ?? 1)).map { replica in
+                ServiceChild(name: replica == 0 ? service : "\(service)-\(replica)", service: service, replica: replica,
+                             endpoint: endpoints.dropFirst(replica).first ?? endpoints.first ?? service,
+                             environment: ["HEREABOUTS_REPLICA": "\(replica)"])
+            }
+        }
+    }
+
     /// The children in the order they start: the services, then the edge.
     private var components: [String] {
-        configuration.services + (configuration.edgeListen == nil ? [] : [Self.edge])
+        serviceChildren.map(\.name) + (configuration.edgeListen == nil ? [] : [Self.edge])
     }
 
     /// Stops every child (SIGTERM, then SIGKILL after 10 s), last started first. May
@@ -124,8 +150,9 @@ public final class Supervisor: Sendable {
         configuration.dataDirectory.appendingPathComponent("logs").appendingPathComponent("\(service).log")
     }
 
-    private func launch(_ service: String, environment extra: [String: String] = [:]) throws {
-        let executable = configuration.executables.appendingPathComponent("\(service)-service").path
+    /// Starts the child `service` (`geo-1`) from `<executable>-service`.
+    private func launch(_ service: String, executable name: String, environment extra: [String: String] = [:]) throws {
+        let executable = configuration.executables.appendingPathComponent("\(name)-service").path
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw GatewayError("\(executable) is missing: build the services (make release) or put them beside here", exitCode: 3)
         }
@@ -157,7 +184,7 @@ public final class Supervisor: Sendable {
             if delay > 0 { Thread.sleep(forTimeInterval: delay) }
             guard !stopping.load(ordering: .sequentiallyConsistent) else { return }
             do {
-                try launch(service, environment: extra)
+                try launch(service, executable: name, environment: extra)
                 report("\(service) restarted")
             } catch is Stopped {
                 return

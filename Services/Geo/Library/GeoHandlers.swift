@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import ServiceClient
 import ServiceKit
 import Wire
 
@@ -13,6 +14,11 @@ struct GeoHandlers: Sendable {
     let store: GeoStore
     let fenceEvents: FenceEvents
     let watches: WatchRegistry
+    /// Which replica this process is: only replica 0 (`ReplicaSet.owner`) keeps who
+    /// is inside which fence. A crossing is a difference from the user's last
+    /// update, so updates split across replicas' files would each see a different
+    /// "last" and announce the same entry twice or an exit never.
+    let replica: Int
     let stats: @Sendable () throws -> GeoStats
     /// Thirty searches for people a minute per caller (bursts of 20), one-shot or
     /// watches opened: what a person looking for divers asks, and far from what
@@ -157,6 +163,10 @@ struct GeoHandlers: Sendable {
 
     func fencesUpdate(_ request: FenceUpdateRequest, _ context: RequestContext) throws -> Committed<FenceUpdateReply> {
         let userId = try context.requireCaller().userID
+        guard replica == ReplicaSet.owner else {
+            throw ServiceError.unavailable("this is geo's replica \(replica): fence updates go to replica \(ReplicaSet.owner), which keeps who is inside which fence",
+                                           detail: "the first endpoint of HEREABOUTS_GEO_ENDPOINT")
+        }
         let near = fences.snapshot.near(lat: request.lat, lon: request.lon)
         let now = Date()
         // Read, compare and write in one transaction: two updates of one user never

@@ -90,7 +90,7 @@ public final class GeoService: RunnableService {
         }
         var router = Router(service: GeoAPI.service)
         GeoHandlers(index: index, users: users, gazetteer: gazetteer, fences: fences, store: store, fenceEvents: fenceEvents,
-                    watches: watches) {
+                    watches: watches, replica: settings.replica) {
             GeoStats(posts: index.count, users: users.count,
                      lag: [CatalogueAPI.service: try postFollower.lag(), AuthAPI.service: try userFollower.lag()],
                      memoryBytes: index.memoryBytes, watches: watches.count)

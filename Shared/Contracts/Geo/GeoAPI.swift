@@ -16,6 +16,11 @@ public enum GeoAPI {
     public static let fencesUpdate = Op<FenceUpdateRequest, FenceUpdateReply>("geo.fences.update", access: .user, effect: .write)
     public static let fencesPlan = Op<FencePlanRequest, FencePlanReply>("geo.fences.plan", access: .anyone, effect: .read)
     public static let stats = Op<Empty, GeoStats>("geo.stats", access: .anyone, effect: .read)
+
+    /// The ops that change geo's file. With geo run as replicas, each with its own
+    /// file, clients send these to replica 0 alone, the file that keeps fences (and
+    /// so the one a backup copies); other replicas refuse a fence update.
+    public static let ownerOps: Set<String> = [fencesUpdate.name, BackupAPI.backup(service).name]
     public static let health = HealthAPI.health(service)
 
     /// The PUB topic of one user's fence crossings (body: `FenceEvent`).

@@ -123,6 +123,11 @@ public final class ChangeFollower<Change: FeedChange>: Sendable {
                 replaying = true
                 continue
             }
+            if let head = reply.headSeq {
+                // Lag counts from the source's head, so a follower far behind (a new
+                // replica, a long outage) says so before any notice arrives.
+                announcedSeq.store(max(announcedSeq.load(ordering: .relaxed), head), ordering: .relaxed)
+            }
             guard !reply.changes.isEmpty, reply.lastSeq > after else {
                 if replaying {
                     try endReplay(at: after)

@@ -23,12 +23,15 @@ public struct ServiceOptions: ParsableArguments {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default: HEREABOUTS_LOG_LEVEL, else info).")
     public var logLevel: String?
 
+    @Option(help: "Which replica this process is, for a service run as several (default: HEREABOUTS_REPLICA, else 0): a number, or a name ending in one (a StatefulSet pod's).")
+    public var replica: String?
+
     public init() {}
 
     /// The flags that were given, as plain values.
     public var overrides: ServiceSettings.Overrides {
         ServiceSettings.Overrides(endpoint: endpoint, events: events, dataDirectory: dataDirectory,
-                                  workers: workers, logLevel: logLevel)
+                                  workers: workers, logLevel: logLevel, replica: replica)
     }
 }
 
@@ -47,6 +50,11 @@ public struct ServiceSettings: Sendable {
     public var databaseMaxBytes: Int64?
     /// The environment the settings were read from, for the endpoints of other services.
     public var environment: [String: String]
+    /// Which of the service's replicas this process is (0 when it runs as one). Its
+    /// endpoints are the `replica`-th of the lists, its file `<service>-<replica>.sqlite`
+    /// (replica 0: `<service>.sqlite`), and only replica 0 owns state that must not
+    /// split (geo's fences).
+    public var replica: Int
 
     /// Values that win over the environment (an executable's flags).
     public struct Overrides: Sendable {
@@ -55,14 +63,16 @@ public struct ServiceSettings: Sendable {
         public var dataDirectory: String?
         public var workers: Int?
         public var logLevel: String?
+        public var replica: String?
 
         public init(endpoint: String? = nil, events: String? = nil, dataDirectory: String? = nil,
-                    workers: Int? = nil, logLevel: String? = nil) {
+                    workers: Int? = nil, logLevel: String? = nil, replica: String? = nil) {
             self.endpoint = endpoint
             self.events = events
             self.dataDirectory = dataDirectory
             self.workers = workers
             self.logLevel = logLevel
+            self.replica = replica
         }
     }
 
@@ -74,9 +84,21 @@ public struct ServiceSettings: Sendable {
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         self.service = service
         self.environment = environment
+        let replicaText = options.replica ?? environment["HEREABOUTS_REPLICA"].flatMap { $0.isEmpty ? nil : $0 } ?? "0"
+        guard let replica = Self.replicaNumber(replicaText) else {
+            throw ValidationError("the replica must be a number from 0 to 999, or a name ending in one (geo-2), not \(replicaText)")
+        }
+        self.replica = replica
         let own = ServiceEndpoints.resolve(service, environment: environment)
-        endpoint = options.endpoint ?? own.requests
-        eventsEndpoint = options.events ?? own.events
+        let requestsList = ServiceEndpoints.list(own.requests), eventsList = own.events.map(ServiceEndpoints.list)
+        if options.endpoint == nil, !requestsList.isEmpty, replica >= requestsList.count {
+            throw ValidationError("\(ServiceEndpoints.requestsVariable(service)) names \(requestsList.count) endpoint(s); replica \(replica) needs \(replica + 1), or give --endpoint")
+        }
+        if options.events == nil, let eventsList, !eventsList.isEmpty, replica >= eventsList.count {
+            throw ValidationError("\(ServiceEndpoints.eventsVariable(service)) names \(eventsList.count) endpoint(s); replica \(replica) needs \(replica + 1), or give --events")
+        }
+        endpoint = options.endpoint ?? requestsList.dropFirst(replica).first ?? own.requests
+        eventsEndpoint = options.events ?? eventsList?.dropFirst(replica).first ?? own.events
         dataDirectory = options.dataDirectory ?? environment["HEREABOUTS_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
             ?? Self.defaultDataDirectory(environment: environment)
         if let text = options.workers.map(String.init) ?? environment["HEREABOUTS_WORKERS"] {
@@ -134,9 +156,16 @@ public struct ServiceSettings: Sendable {
         return overflow ? nil : bytes
     }
 
-    /// The file of this service's database.
+    /// The file of this service's database (of this replica's, `<service>-<k>.sqlite`).
     public var databasePath: String {
-        ServiceDatabase.path(service: service, in: dataDirectory)
+        ServiceDatabase.path(service: replica == 0 ? service : "\(service)-\(replica)", in: dataDirectory)
+    }
+
+    /// `2`, or the number a name ends in: `geo-2` (a StatefulSet's pod).
+    static func replicaNumber(_ text: String) -> Int? {
+        let digits = text.reversed().prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty, digits.count <= 3, digits.count == text.count || text.dropLast(digits.count).last == "-" else { return nil }
+        return Int(String(digits.reversed()))
     }
 
     /// Where another service listens, from the same environment variables.

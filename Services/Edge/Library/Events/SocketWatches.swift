@@ -15,6 +15,11 @@ import Wire
 /// holds with that page. A lost last event leaves no gap behind it: each renewal
 /// tells how many events geo has published, and a watch still short of that a few
 /// seconds later is opened again too.
+///
+/// With geo run as replicas, a watch lives in the memory of the replica that opened
+/// it: its renewals and close go there, its events come from there (the hub hears
+/// every replica), and a watch whose replica stops answering is opened again on
+/// another.
 final class SocketWatches: Sendable {
     /// One watch of one socket.
     struct Entry: Sendable {
@@ -49,6 +54,8 @@ final class SocketWatches: Sendable {
         /// Events for watch ids not known yet: geo may publish an event before its
         /// reply to the open arrives here. Kept a few seconds.
         var early: [String: [(at: Date, event: JSONObject)]] = [:]
+        /// The geo replica holding each watch, by watch id.
+        var replicas: [String: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -88,9 +95,10 @@ final class SocketWatches: Sendable {
         }
         if let replaced { await close(socketID: socketID, key: key, watchId: replaced, token: token) }
         do {
-            let reply = try await call(GeoAPI.watchOpen.name, body, token: token)
+            let (reply, replica) = try await call(GeoAPI.watchOpen.name, body, token: token)
             guard case .object(let watch)? = reply["watch"], case .string(let watchId)? = watch["id"] else { throw ServiceError.internal }
             let early = state.withLock { state -> [JSONObject]? in
+                state.replicas[watchId] = replica
                 guard state.tokens[socketID] != nil else { return nil }  // the socket closed meanwhile
                 state.entries[watchId] = Entry(socketID: socketID, key: key, outbox: outbox, body: body, watchId: watchId)
                 state.keys[socketID, default: [:]][key] = watchId
@@ -121,7 +129,7 @@ final class SocketWatches: Sendable {
             return (watches, state.tokens.removeValue(forKey: socketID))
         }
         guard let token else { return }
-        for watchId in watches.values { _ = try? await call(GeoAPI.watchClose.name, ["id": .string(watchId)], token: token) }
+        for watchId in watches.values { await closeAtGeo(watchId, token: token) }
     }
 
     private func close(socketID: Int, key: String, watchId: String, token: String?) async {
@@ -129,7 +137,14 @@ final class SocketWatches: Sendable {
             state.entries[watchId] = nil
             if state.keys[socketID]?[key] == watchId { state.keys[socketID]?[key] = nil }
         }
-        if let token { _ = try? await call(GeoAPI.watchClose.name, ["id": .string(watchId)], token: token) }
+        if let token { await closeAtGeo(watchId, token: token) }
+    }
+
+    /// `geo.watch.close` at the replica holding the watch; an error changes nothing
+    /// (the lease ends it).
+    private func closeAtGeo(_ watchId: String, token: String) async {
+        _ = try? await call(GeoAPI.watchClose.name, ["id": .string(watchId)], token: token, watchId: watchId)
+        state.withLock { _ = $0.replicas.removeValue(forKey: watchId) }
     }
 
     // MARK: What geo sends
@@ -192,8 +207,8 @@ final class SocketWatches: Sendable {
         for (entry, token) in due {
             Task {
                 do {
-                    let reply = try await call(GeoAPI.watchRenew.name, ["id": .string(entry.watchId), "lease": .number(.integer(Int64(Self.lease)))],
-                                               token: token)
+                    let (reply, _) = try await call(GeoAPI.watchRenew.name, ["id": .string(entry.watchId), "lease": .number(.integer(Int64(Self.lease)))],
+                                                    token: token, watchId: entry.watchId)
                     if case .object(let watch)? = reply["watch"], case .number(let number)? = watch["seq"], let published = Int(exactly: number.doubleValue) {
                         state.withLock { state in
                             guard let current = state.entries[entry.watchId], current.seq < published, current.shortfall == nil else { return }
@@ -201,6 +216,9 @@ final class SocketWatches: Sendable {
                         }
                     }
                 } catch let error as ServiceError where error.code == .notFound {
+                    await reopen(entry)
+                } catch where geo.replicas.count > 1 && !holderTakesRequests(entry.watchId) {
+                    // Its replica is gone or behind: another holds it from now on.
                     await reopen(entry)
                 } catch {
                     // Geo did not answer: the next sweep tries again, well inside the lease.
@@ -213,11 +231,12 @@ final class SocketWatches: Sendable {
     /// Opens a watch again after geo lost it or events were lost, and tells the socket.
     private func reopen(_ entry: Entry) async {
         guard let token = state.withLock({ $0.tokens[entry.socketID] }) else { return }
-        _ = try? await call(GeoAPI.watchClose.name, ["id": .string(entry.watchId)], token: token)
+        await closeAtGeo(entry.watchId, token: token)
         do {
-            let reply = try await call(GeoAPI.watchOpen.name, entry.body, token: token)
+            let (reply, replica) = try await call(GeoAPI.watchOpen.name, entry.body, token: token)
             guard case .object(let watch)? = reply["watch"], case .string(let watchId)? = watch["id"] else { throw ServiceError.internal }
             let early = state.withLock { state -> [JSONObject]? in
+                state.replicas[watchId] = replica
                 guard state.keys[entry.socketID]?[entry.key] == entry.watchId else { return nil }  // closed or replaced meanwhile
                 var renewed = entry
                 renewed.watchId = watchId
@@ -230,7 +249,7 @@ final class SocketWatches: Sendable {
                 return state.early.removeValue(forKey: watchId)?.map(\.event) ?? []
             }
             guard let early else {
-                _ = try? await call(GeoAPI.watchClose.name, ["id": .string(watchId)], token: token)
+                await closeAtGeo(watchId, token: token)
                 return
             }
             entry.outbox.send(Self.opened(key: entry.key, reply: reply, reset: true))
@@ -245,12 +264,20 @@ final class SocketWatches: Sendable {
 
     // MARK: Messages
 
-    private func call(_ op: String, _ body: JSONObject, token: String) async throws -> JSONObject {
-        let reply = try await geo.callRaw(op: op, body: .object(body), token: token)
+    /// Calls geo; with `watchId`, at the replica holding that watch. Returns the
+    /// reply's body and the replica that answered.
+    private func call(_ op: String, _ body: JSONObject, token: String, watchId: String? = nil) async throws -> (JSONObject, Int) {
+        let holder = watchId.flatMap { id in state.withLock { $0.replicas[id] } }
+        let reply = try await geo.callRaw(op: op, body: .object(body), token: token, replica: holder)
         switch reply.envelope.result {
         case .failure(let error): throw error
-        case .success(let object): return object
+        case .success(let object): return (object, reply.replica)
         }
+    }
+
+    private func holderTakesRequests(_ watchId: String) -> Bool {
+        guard let holder = state.withLock({ $0.replicas[watchId] }) else { return true }
+        return geo.replicas.isTakingRequests(holder)
     }
 
     /// `{"type":"watch.opened","id":…,"hits":…,"nextCursor":…,"center":…,"reset":…}`

@@ -1,0 +1,190 @@
+import Contracts
+import EdgeFixtures
+import Foundation
+import ServiceKitTesting
+import Synchronization
+import TestThreads
+import Testing
+import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Geo run as two replicas under `here up --geo-replicas 2`, searched through the
+/// edge while one and then the other is killed.
+@Suite("Geo replicas", .ownThread)
+struct ReplicaTests {
+    /// The posts made, with where they are, to search by brute force.
+    struct Placed: Sendable {
+        var id: String
+        var word: String
+        var lat: Double
+        var lon: Double
+    }
+
+    static let words = ["kettle", "lamp", "chair"]
+    static let center = (lat: 52.09, lon: 5.12)
+
+    @Test("two geo replicas under a search load, each killed in turn: no search fails, every answer is what brute force finds, the killed one comes back and takes traffic, and live-query events arrive from either")
+    func killEachReplica() throws {
+        let geoEndpoints = [try ChildProcess.freeEndpoint(), try ChildProcess.freeEndpoint()]
+        let geoEvents = [try ChildProcess.freeEndpoint(), try ChildProcess.freeEndpoint()]
+        let stack = try EdgeStack("replicas", environment: [
+            "HEREABOUTS_GEO_ENDPOINT": geoEndpoints.joined(separator: ","),
+            "HEREABOUTS_GEO_EVENTS": geoEvents.joined(separator: ","),
+            // A search at a replica that was just killed waits this long before the other is tried.
+            "HEREABOUTS_EDGE_SERVICE_TIMEOUT": "10",
+        ], arguments: ["--geo-replicas", "2"])
+        defer { stack.stop() }
+        let seller = try stack.register("seller@example.org")
+        let sellerClient = stack.client.signed(seller.accessToken)
+
+        // Two live queries: opened in turn, one on each replica.
+        let sockets = try (0..<2).map { _ in try EventSocketClient(port: stack.port) }
+        defer { sockets.forEach { $0.close() } }
+        for socket in sockets {
+            socket.authenticate(seller.accessToken)
+            _ = socket.send(#"{"type":"watch","id":"teapots","search":{"lat":52.09,"lon":5.12,"radius":5000,"q":"teapot"}}"#)
+            #expect(socket.next(ofType: "watch.opened") != nil)
+        }
+
+        var placed: [Placed] = []
+        var generator = SystemRandomNumberGenerator()
+        for number in 0..<45 {
+            let word = Self.words[number % Self.words.count]
+            let lat = Self.center.lat + Double.random(in: -0.03...0.03, using: &generator)
+            let lon = Self.center.lon + Double.random(in: -0.05...0.05, using: &generator)
+            let reply = try sellerClient.post("/v1/posts", ["kind": "offer", "title": .string("Old \(word) \(number)"),
+                                                            "lat": .number(.double(lat)), "lon": .number(.double(lon))])
+            #expect(reply.status == 201, "\(reply)")
+            placed.append(Placed(id: try reply.decode(PostReply.self).post.id, word: word, lat: lat, lon: lon))
+        }
+        // Both replicas hold every post before the load starts.
+        try waitUntil("both replicas hold the 45 posts") {
+            try geoEndpoints.allSatisfy { endpoint in
+                let stats = try here(["call", "geo.stats"], environment: stack.environment.merging(["HEREABOUTS_GEO_ENDPOINT": endpoint]) { $1 })
+                guard case .number(let posts)? = (try? JSONParser.parse(Data(stats.out.utf8)))?.objectValue?["posts"] else { return false }
+                return posts.doubleValue == Double(placed.count)
+            }
+        }
+        // The two watches are on different replicas.
+        for endpoint in geoEndpoints {
+            let stats = try here(["call", "geo.stats"], environment: stack.environment.merging(["HEREABOUTS_GEO_ENDPOINT": endpoint]) { $1 })
+            guard case .number(let watches)? = (try? JSONParser.parse(Data(stats.out.utf8)))?.objectValue?["watches"] else {
+                Issue.record("geo.stats at \(endpoint): \(stats)")
+                continue
+            }
+            #expect(watches.doubleValue == 1, "watches at \(endpoint)")
+        }
+        // A post both watches see: each replica publishes its own watch's events.
+        let teapot = try sellerClient.post("/v1/posts", ["kind": "offer", "title": "Teapot", "lat": 52.09, "lon": 5.12])
+        #expect(teapot.status == 201)
+        for socket in sockets {
+            #expect(socket.next(ofType: "watch.entered")?["hit"]?.objectValue?["title"]?.stringValue == "Teapot")
+        }
+
+        // The load: searches through the edge, each checked against brute force.
+        struct Tally: Sendable { var searches = 0; var failures: [String] = [] }
+        let tally = Mutex(Tally())
+        let stop = Atomic<Bool>(false)
+        let client = stack.client
+        let posts = placed
+        let load = Thread {
+            var generator = SystemRandomNumberGenerator()
+            while !stop.load(ordering: .relaxed) {
+                let word = Self.words.randomElement(using: &generator)!
+                let lat = Self.center.lat + Double.random(in: -0.02...0.02, using: &generator)
+                let lon = Self.center.lon + Double.random(in: -0.03...0.03, using: &generator)
+                let radius = Double(Int.random(in: 500...4000, using: &generator))
+                let failure: String?
+                do {
+                    let reply = try client.get("/v1/search?lat=\(lat)&lon=\(lon)&radius=\(Int(radius))&q=\(word)&limit=100")
+                    if reply.status != 200 {
+                        failure = "status \(reply.status): \(reply)"
+                    } else {
+                        let hits = try reply.object()["hits"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue } ?? []
+                        let expected = Self.bruteForce(posts, word: word, lat: lat, lon: lon, radius: radius)
+                        failure = Set(hits) == expected.certain.union(Set(hits).intersection(expected.onEdge)) && hits.count == Set(hits).count
+                            ? nil : "\(word) at \(lat),\(lon) r \(radius): \(hits.count) hits, brute force \(expected.certain.count)"
+                    }
+                } catch {
+                    failure = "\(error)"
+                }
+                tally.withLock { tally in
+                    tally.searches += 1
+                    if let failure { tally.failures.append(failure) }
+                }
+            }
+        }
+        load.start()
+        defer {
+            stop.store(true, ordering: .relaxed)
+            while !load.isFinished { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        func searched(atLeast more: Int, _ what: String) throws {
+            let target = tally.withLock { $0.searches } + more
+            try waitUntil(what) { tally.withLock { $0.searches } >= target }
+        }
+        try searched(atLeast: 50, "searches on both replicas")
+
+        for victim in ["geo-1", "geo"] {
+            let pid = try #require(Self.pid(of: victim, in: stack.up.logText), "\(victim)'s pid in: \(stack.up.logText)")
+            kill(pid, SIGKILL)
+            // The other answers alone while the victim is down …
+            try searched(atLeast: 100, "searches while \(victim) is down")
+            // … which here up starts again: it catches up, and is ready.
+            try waitUntil("\(victim) restarted and ready") {
+                guard stack.up.logText.contains("\(victim) restarted") else { return false }
+                let status = try here(["status", "--json"], environment: stack.environment)
+                let rows = (try? JSONParser.parse(Data(status.out.utf8)))?.arrayValue ?? []
+                return rows.contains { (row: JSONValue) in
+                    guard let row = row.objectValue, case .bool(true)? = row["ready"]?.objectValue?["ready"] else { return false }
+                    return row["service"]?.stringValue == victim
+                }
+            }
+            try searched(atLeast: 50, "searches after \(victim) came back")
+        }
+        // Killing geo (replica 0) last left only the restarted geo-1 to answer: it took traffic again.
+        let final = tally.withLock { $0 }
+        #expect(final.failures.isEmpty, "\(final.failures.count) of \(final.searches) searches failed: \(final.failures.prefix(5))")
+        #expect(final.searches >= 350)
+    }
+
+    /// The posts with `word` within `radius` of the point: `certain` well inside,
+    /// `onEdge` within a metre of the circle (either answer is right for those).
+    static func bruteForce(_ placed: [Placed], word: String, lat: Double, lon: Double,
+                           radius: Double) -> (certain: Set<String>, onEdge: Set<String>) {
+        var certain = Set<String>(), onEdge = Set<String>()
+        for post in placed where post.word == word {
+            let distance = Self.haversine(lat, lon, post.lat, post.lon)
+            if distance <= radius - 1 { certain.insert(post.id) } else if distance <= radius + 1 { onEdge.insert(post.id) }
+        }
+        return (certain, onEdge)
+    }
+
+    static func haversine(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
+        let rad = Double.pi / 180
+        let dLat = (lat2 - lat1) * rad, dLon = (lon2 - lon1) * rad
+        let a = sin(dLat / 2) * sin(dLat / 2) + cos(lat1 * rad) * cos(lat2 * rad) * sin(dLon / 2) * sin(dLon / 2)
+        return 2 * GeoRules.earthRadius * asin(min(1, sqrt(a)))
+    }
+
+    /// The pid `here up` reported when it started `name` (`geo-1   tcp://…  ready  v…  pid N`).
+    static func pid(of name: String, in log: String) -> pid_t? {
+        for line in log.split(separator: "\n") where line.split(separator: " ").first.map(String.init) == name {
+            if let range = line.range(of: " pid "), let pid = pid_t(line[range.upperBound...].prefix { $0.isNumber }) { return pid }
+        }
+        return nil
+    }
+
+    func waitUntil(_ what: String, within seconds: TimeInterval = 120, _ condition: () throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while try !condition() {
+            guard Date() < deadline else {
+                Issue.record("waited \(Int(seconds)) s for \(what)")
+                throw CancellationError()
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+    }
+}
