@@ -40,10 +40,10 @@ public final class AsyncServiceClient: Sendable {
 
     /// Calls an op and decodes its reply body; a failed reply is thrown as the
     /// `ServiceError` it carries. `origin` is the end client's address (the edge's
-    /// to relay).
+    /// to relay); `replica`, the replica to ask (nil: any).
     public func call<Request, Response>(
         _ op: Op<Request, Response>, _ body: Request, token: String? = nil, origin: String? = nil, attachments: [Data] = [],
-        id: String? = nil
+        id: String? = nil, replica: Int? = nil
     ) async throws -> (value: Response, attachments: [Data]) {
         let encoded: JSONValue
         do {
@@ -52,7 +52,7 @@ public final class AsyncServiceClient: Sendable {
             throw ServiceError.invalidArgument(field: "", "the request body could not be encoded: \(error)")
         }
         let reply = try await callRaw(op: op.name, body: encoded, token: token, origin: origin, attachments: attachments, id: id,
-                                      tries: op.effect == .fresh ? 1 : nil)
+                                      tries: op.effect == .fresh ? 1 : nil, replica: replica)
         switch reply.envelope.result {
         case .failure(let error):
             throw error

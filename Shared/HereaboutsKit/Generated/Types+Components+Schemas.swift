@@ -771,11 +771,11 @@ extension Components {
                     case version
                 }
             }
-            /// The five services in the stack's order; a service that did not answer health within a second has only service and answering.
+            /// The services in the stack's order, a row per process: a service run as replicas has one per replica (geo, geo-1, …). A service that did not answer health within a second has only service and answering.
             ///
             /// - Remark: Generated from `#/components/schemas/OperatorStatus/services`.
             public typealias ServicesPayload = [Components.Schemas.OperatorStatus.ServicesPayloadPayload]
-            /// The five services in the stack's order; a service that did not answer health within a second has only service and answering.
+            /// The services in the stack's order, a row per process: a service run as replicas has one per replica (geo, geo-1, …). A service that did not answer health within a second has only service and answering.
             ///
             /// - Remark: Generated from `#/components/schemas/OperatorStatus/services`.
             public var services: Components.Schemas.OperatorStatus.ServicesPayload
@@ -786,7 +786,7 @@ extension Components {
             ///   - edge:
             ///   - errors: The last 50 problems (4xx and 5xx) the edge answered, newest first; the path without its query.
             ///   - geo: Geo's index (left out when geo did not answer).
-            ///   - services: The five services in the stack's order; a service that did not answer health within a second has only service and answering.
+            ///   - services: The services in the stack's order, a row per process: a service run as replicas has one per replica (geo, geo-1, …). A service that did not answer health within a second has only service and answering.
             public init(
                 checkedAt: Foundation.Date,
                 edge: Components.Schemas.OperatorStatus.EdgePayload,

@@ -81,13 +81,17 @@ struct OperatorRoutes: Sendable {
     }
 
     private func status() async throws -> OperatorStatus {
-        async let services = withTaskGroup(of: OperatorStatus.Service.self) { group in
-            for service in ServiceEndpoints.services {
-                group.addTask { await probe(service) }
+        // A row per process: a service run as replicas has one per replica (geo, geo-1, …).
+        let processes = ServiceEndpoints.services.flatMap { service in
+            (0..<quick.client(service).replicas.count).map { (service, $0) }
+        }
+        async let services = withTaskGroup(of: (Int, OperatorStatus.Service).self) { group in
+            for (order, (service, replica)) in processes.enumerated() {
+                group.addTask { (order, await probe(service, replica: replica)) }
             }
-            var all: [OperatorStatus.Service] = []
-            for await service in group { all.append(service) }
-            return all.sorted { ServiceEndpoints.services.firstIndex(of: $0.service)! < ServiceEndpoints.services.firstIndex(of: $1.service)! }
+            var all: [(Int, OperatorStatus.Service)] = []
+            for await row in group { all.append(row) }
+            return all.sorted { $0.0 < $1.0 }.map(\.1)
         }
         async let geo = try? quick.client(GeoAPI.service).call(GeoAPI.stats, Empty()).value
         let report = activity.report()
@@ -99,17 +103,18 @@ struct OperatorRoutes: Sendable {
         return OperatorStatus(checkedAt: Date(), services: await services, geo: await geo, edge: edge, errors: report.problems)
     }
 
-    /// One service's health (timed) and readiness.
-    private func probe(_ service: String) async -> OperatorStatus.Service {
+    /// One service's (one replica's) health (timed) and readiness.
+    private func probe(_ service: String, replica: Int) async -> OperatorStatus.Service {
         let client = quick.client(service)
+        let name = replica == 0 ? service : "\(service)-\(replica)"
         let started = ContinuousClock.now
-        guard let health = try? await client.call(HealthAPI.health(service), Empty()).value else {
-            return OperatorStatus.Service(service: service, answering: false)
+        guard let health = try? await client.call(HealthAPI.health(service), Empty(), replica: replica).value else {
+            return OperatorStatus.Service(service: name, answering: false)
         }
         let roundTrip = ContinuousClock.now - started
-        let ready = try? await client.call(HealthAPI.ready(service), Empty()).value
+        let ready = try? await client.call(HealthAPI.ready(service), Empty(), replica: replica).value
         return OperatorStatus.Service(
-            service: service, answering: true, version: health.version, uptimeSeconds: health.uptimeSeconds,
+            service: name, answering: true, version: health.version, uptimeSeconds: health.uptimeSeconds,
             roundTripMs: Double(roundTrip.components.attoseconds) / 1e15 + Double(roundTrip.components.seconds) * 1000,
             memory: health.memory, storage: health.storage, ready: ready?.ready, feeds: ready?.feeds)
     }
