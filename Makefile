@@ -8,7 +8,7 @@ SYSTEM_PACKAGES := libzmq3-dev libsqlite3-dev zlib1g-dev pkg-config python3-venv
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RELEASE_BIN := .build/release
 
-.PHONY: deps bench-peers build release test api-check console-check console-browser screenshots client client-check client-snippets compose-check toolchain-check run bench soak soak-edge fuzz clean
+.PHONY: deps bench-peers build release test api-check console-check console-browser screenshots client client-check client-snippets compose-check kubernetes-check toolchain-check run bench soak soak-edge fuzz clean
 
 ## deps: apt-install the C libraries the build links against, when missing
 deps:
@@ -40,7 +40,7 @@ release: deps
 	swift build -c release
 
 ## test: every test target, including the system tests that start real processes, then the API check
-test: deps compose-check toolchain-check client-check client-snippets
+test: deps compose-check kubernetes-check toolchain-check client-check client-snippets
 	swift build --build-tests
 	swift test --skip-build
 	$(MAKE) api-check
@@ -102,6 +102,15 @@ toolchain-check:
 compose-check:
 	@command -v docker-compose >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null; }
 	docker-compose -f Compose/docker-compose.yml config --quiet
+
+## kubernetes-check: validate Compose/kubernetes/*.yaml against Kubernetes' schemas (kubernetes-validate from PyPI,
+## in a virtual environment under .build; its schemas travel with it, no cluster needed)
+KUBE_VENV := .build/kubernetes-venv
+$(KUBE_VENV)/bin/kubernetes-validate:
+	python3 -m venv $(KUBE_VENV)
+	$(KUBE_VENV)/bin/pip install -q kubernetes-validate==1.37.0
+kubernetes-check: deps $(KUBE_VENV)/bin/kubernetes-validate
+	$(KUBE_VENV)/bin/kubernetes-validate --strict --quiet Compose/kubernetes/*.yaml
 
 ## run: start the five services and the edge under `here up --demo` (demo data on a first start; restarted if they crash);
 ## apps and browsers reach it at http://127.0.0.1:8080; Ctrl-C stops them
