@@ -66,6 +66,11 @@ struct All: ParsableCommand {
                 return try GeoBenchmark(seconds: seconds, directory: directory.appendingPathComponent("geo"),
                                         dataset: URL(fileURLWithPath: dataset), report: report).run()
             }),
+            ("replicas", {
+                guard let dataset else { return "## Geo replicas\n\nSkipped: needs `--dataset` (make bench makes it)." }
+                return try ReplicaBenchmark(seconds: seconds, directory: directory.appendingPathComponent("replicas"),
+                                            dataset: URL(fileURLWithPath: dataset), report: report).run()
+            }),
         ]
         for (name, suite) in suites where only.isEmpty || only.contains(name) {
             try FileManager.default.createDirectory(at: directory.appendingPathComponent(name), withIntermediateDirectories: true)

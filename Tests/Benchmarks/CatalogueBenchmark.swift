@@ -137,6 +137,10 @@ final class BenchStack {
         }
         environment.merge(extra) { $1 }
         self.environment = environment
+        // A service given as replicas (a list in `extra`) starts as its replica 0 here.
+        for service in ServiceEndpoints.services {
+            endpoints[service] = ServiceEndpoints.list(environment[ServiceEndpoints.requestsVariable(service)]!).first
+        }
         for service in services { try start(service) }
     }
 
@@ -149,6 +153,21 @@ final class BenchStack {
         guard waitUntilHealthy(service: service, endpoint: endpoints[service]!, timeout: timeout) else {
             throw ServiceError(code: .unavailable, message: "\(service) did not start: \(process.logText)")
         }
+    }
+
+    /// Starts replica `index` (> 0) of a service whose endpoints the environment lists,
+    /// as `<service>-<index>`, and waits until it answers `health`; returns its endpoint.
+    func startReplica(_ service: String, index: Int, timeout: TimeInterval = 120) throws -> String {
+        let name = "\(service)-\(index)"
+        let endpoint = ServiceEndpoints.list(environment[ServiceEndpoints.requestsVariable(service)]!)[index]
+        let process = try ChildProcess("\(service)-service", arguments: [], environment: environment.merging(["HEREABOUTS_REPLICA": "\(index)"]) { $1 },
+                                       log: directory.appendingPathComponent("\(name).log"))
+        processes.append(process)
+        services[name] = process
+        guard waitUntilHealthy(service: service, endpoint: endpoint, timeout: timeout) else {
+            throw ServiceError(code: .unavailable, message: "\(name) did not start: \(process.logText)")
+        }
+        return endpoint
     }
 
     /// Starts the edge in front of the services on a free port (rate limit off, unless

@@ -29,11 +29,17 @@ enum LoadGenerator {
     /// writes: a repeated id is answered from the service's log).
     static func run(endpoint: String, clients: Int, seconds: Double, warmup: Double = 1,
                     request: @escaping @Sendable (Int, Int) -> [Data], check: @escaping @Sendable (Data) -> Bool) -> LoadResult {
+        run(endpoints: [endpoint], clients: clients, seconds: seconds, warmup: warmup, request: request, check: check)
+    }
+
+    /// Client i sends to `endpoints[i % count]`: a service's replicas shared evenly.
+    static func run(endpoints: [String], clients: Int, seconds: Double, warmup: Double = 1,
+                    request: @escaping @Sendable (Int, Int) -> [Data], check: @escaping @Sendable (Data) -> Bool) -> LoadResult {
         ClosedLoop.run(clients: clients, seconds: seconds, warmup: warmup) { index in
             guard let socket = try? Context.shared.makeSocket(.request) else { return nil }
             try? socket.set(.linger(milliseconds: 0))
             try? socket.set(.receiveTimeout(milliseconds: 30_000))
-            try? socket.connect(endpoint)
+            try? socket.connect(endpoints[index % endpoints.count])
             return ClosedLoop.Client(close: { socket.close() }) { sequence in
                 guard (try? socket.send(request(index, sequence))) == true, let reply = try? socket.receiveMessage() else {
                     throw PeerError("no reply")
