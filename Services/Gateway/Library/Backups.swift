@@ -85,11 +85,14 @@ public enum Backups {
                 throw GatewayError("\(copy.path) does not match the manifest's SHA-256: not restored")
             }
         }
-        let running = ServiceEndpoints.services.filter { service in
-            let client = ServiceClient(service: service, endpoint: gateway.endpoint(of: service), timeout: 0.5, tries: 1,
-                                       curve: try? gateway.curve(of: service))
-            defer { client.close() }
-            return (try? client.call(HealthAPI.health(service), Empty())) != nil
+        // Every process, each replica of a service run as several included.
+        let running = ServiceEndpoints.services.flatMap { service in
+            ServiceEndpoints.list(gateway.endpoint(of: service)).enumerated().compactMap { replica, endpoint -> String? in
+                let client = ServiceClient(service: service, endpoint: endpoint, timeout: 0.5, tries: 1, curve: try? gateway.curve(of: service))
+                defer { client.close() }
+                guard (try? client.call(HealthAPI.health(service), Empty())) != nil else { return nil }
+                return replica == 0 ? service : "\(service)-\(replica)"
+            }
         }
         guard running.isEmpty else {
             throw GatewayError("\(running.joined(separator: ", ")) still running: stop the stack (Ctrl-C on here up) first")
