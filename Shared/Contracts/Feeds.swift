@@ -36,11 +36,16 @@ public struct ChangesReply<Change: Codable & Sendable>: Codable, Sendable {
     /// put back to an older copy of its file: the follower replays the feed from 0.
     /// Absent from sources older than this field (then nothing is checked).
     public var headSeq: Int64?
+    /// Which history of the source's file the seqs count in. A file put back from a
+    /// backup has its copy's epoch, so a follower seeing it change replays the feed,
+    /// even when the restored file has since passed the follower's cursor.
+    public var epoch: String?
 
-    public init(changes: [Change], lastSeq: Int64, headSeq: Int64? = nil) {
+    public init(changes: [Change], lastSeq: Int64, headSeq: Int64? = nil, epoch: String? = nil) {
         self.changes = changes
         self.lastSeq = lastSeq
         self.headSeq = headSeq
+        self.epoch = epoch
     }
 }
 

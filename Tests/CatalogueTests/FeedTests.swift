@@ -1,3 +1,4 @@
+import Catalogue
 import Contracts
 import Foundation
 import GRDB
@@ -78,6 +79,36 @@ struct FeedTests {
         #expect(try follower.catchUp(using: client) == 1)
         #expect(try database.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM feed_replay") } == 0)
         #expect(try database.pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM mirror") }.contains(later.id))
+    }
+
+    @Test("a source restored from a backup that has since passed the follower's cursor: the epoch tells, and the follower replays")
+    func sourceRestoredPastCursor() throws {
+        let catalogue = try CatalogueFixture()
+        let owner = try catalogue.user()
+        let before = try (0..<2).map { try catalogue.create(.sample("Before \($0)"), token: owner.token) }
+        let (follower, database) = try mirror(of: catalogue)
+        let client = catalogue.stack.client("catalogue")
+        _ = try follower.catchUp(using: client)
+        let backup = try client.call(BackupAPI.backup("catalogue"), BackupRequest(name: "epoch-test"))
+        let lost = try (0..<2).map { try catalogue.create(.sample("Lost \($0)"), token: owner.token) }
+        _ = try follower.catchUp(using: client)
+        let cursor = try follower.cursor()
+
+        // Catalogue stopped, its file replaced by the backup's copy, started again; then
+        // more writes than it lost, so its feed's head passes the follower's cursor.
+        catalogue.catalogue.stop()
+        let file = catalogue.catalogue.settings.databasePath
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+        try FileManager.default.copyItem(atPath: backup.file, toPath: file)
+        let restored = try CatalogueService(settings: catalogue.catalogue.settings, logger: TestStack.logger("catalogue"))
+        try catalogue.stack.start(restored)
+        var after: [Post] = []
+        while try client.call(CatalogueAPI.changes, ChangesRequest(after: 0, limit: 1)).headSeq ?? 0 <= cursor + 2 {
+            after.append(try catalogue.create(.sample("After \(after.count)"), token: owner.token))
+        }
+        _ = try follower.catchUp(using: client)
+        let ids = try database.pool.read { db in Set(try String.fetchAll(db, sql: "SELECT id FROM mirror")) }
+        #expect(ids == Set((before + after).map(\.id)), "lost: \(ids.intersection(lost.map(\.id)).count), after missing: \(Set(after.map(\.id)).subtracting(ids).count)")
     }
 
     /// A follower of `catalogue.changes` mirroring posts as JSON in a database of its own.

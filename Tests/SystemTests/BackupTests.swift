@@ -94,6 +94,12 @@ struct BackupTests {
         let messages = try buyerAgain.get("/v1/conversations/\(conversation)/messages?limit=100").object()
         let messageIds = Set(messages["messages"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue } ?? [])
         #expect(Set(before.messages).isSubset(of: messageIds), "\(Set(before.messages).subtracting(messageIds).count) messages missing")
+        // Restored as a whole set, the followers' cursors and their sources' feeds are of
+        // one backup: they follow on from their cursors, no feed is replayed.
+        for follower in ["geo", "favourites", "chat", "catalogue"] {
+            let log = try String(contentsOf: restoredData.appendingPathComponent("logs/\(follower).log"), encoding: .utf8)
+            #expect(!log.contains("replaying"), "\(follower): \(log.suffix(500))")
+        }
     }
 
     @Test("catalogue and auth restored to an older backup: geo, favourites and chat follow them back, and nothing the restored files lack stays searchable, saved or reachable")

@@ -97,8 +97,10 @@ public final class ChangeFollower<Change: FeedChange>: Sendable {
     /// Fetches and applies batches until the source has nothing newer (or
     /// `maxBatches` were applied); returns how many changes were applied.
     ///
-    /// A source whose feed ends below the cursor was put back to an older copy of
-    /// its file (`here restore`): what the follower holds may include entities the
+    /// A source whose feed ends below the cursor, or whose feed has another epoch
+    /// than the one the cursor counts in, was put back to an older copy of its file
+    /// (`here restore`; a backup's copy has an epoch of its own, so this holds however
+    /// many writes the restored source took since): what the follower holds may include entities the
     /// source no longer has. The follower then replays the whole feed (the feed is
     /// compacted, so from 0 it is the source's current state), noting each entity it
     /// brings, and at its end deletes whatever it holds that the replay did not
@@ -107,18 +109,29 @@ public final class ChangeFollower<Change: FeedChange>: Sendable {
     public func catchUp(using client: ServiceClient, maxBatches: Int = .max) throws -> Int {
         var applied = 0
         var batches = 0
-        var after = try cursor()
-        var replaying = try database.pool.read { db in try FeedReplay.isReplaying(feed.name, in: db) }
+        var (after, epoch, replaying) = try database.pool.read { db in
+            (try FeedCursor.seq(feed.name, in: db), try FeedCursor.epoch(feed.name, in: db), try FeedReplay.isReplaying(feed.name, in: db))
+        }
         while batches < maxBatches {
             let reply = try client.call(feed.op, ChangesRequest(after: after, limit: feed.batchSize))
-            if let head = reply.headSeq, head < after {
-                logger.warning("\(feed.name)'s feed ends at seq \(head), before this service's cursor \(after): it was restored from an older copy; replaying it from the start",
+            let behind = reply.headSeq.map { $0 < after } ?? false
+            if let sourceEpoch = reply.epoch, sourceEpoch != epoch, epoch == nil, !behind {
+                // First contact (or a cursor from before epochs): this is the history it counts in.
+                try database.pool.write { db in try FeedCursor.setEpoch(feed.name, sourceEpoch, in: db) }
+                epoch = sourceEpoch
+            }
+            if behind || (reply.epoch != nil && reply.epoch != epoch) {
+                let why = behind ? "ends at seq \(reply.headSeq ?? 0), before this service's cursor \(after)"
+                    : "is of another history (epoch \(reply.epoch ?? "?"), the cursor counts in \(epoch ?? "?"))"
+                logger.warning("\(feed.name)'s feed \(why): it was restored from an older copy; replaying it from the start",
                                metadata: ["feed": "\(feed.name)"])
                 try database.pool.write { db in
-                    try FeedReplay.begin(feed.name, sourceHead: head, in: db)
+                    try FeedReplay.begin(feed.name, sourceHead: reply.headSeq ?? 0, in: db)
                     try FeedCursor.set(feed.name, seq: 0, in: db)
+                    try FeedCursor.setEpoch(feed.name, reply.epoch ?? epoch, in: db)
                 }
-                announcedSeq.store(head, ordering: .relaxed)
+                announcedSeq.store(reply.headSeq ?? 0, ordering: .relaxed)
+                epoch = reply.epoch ?? epoch
                 after = 0
                 replaying = true
                 continue
@@ -257,7 +270,18 @@ public enum FeedCursor {
     }
 
     public static func set(_ feed: String, seq: Int64, in db: Database) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO feed_cursor (feed, seq) VALUES (?, ?)", arguments: [feed, seq])
+        try db.execute(sql: "INSERT INTO feed_cursor (feed, seq) VALUES (?, ?) ON CONFLICT (feed) DO UPDATE SET seq = excluded.seq",
+                       arguments: [feed, seq])
+    }
+
+    /// The source's epoch the cursor counts in (nil: not known yet).
+    public static func epoch(_ feed: String, in db: Database) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT epoch FROM feed_cursor WHERE feed = ?", arguments: [feed])
+    }
+
+    public static func setEpoch(_ feed: String, _ epoch: String?, in db: Database) throws {
+        try db.execute(sql: "INSERT INTO feed_cursor (feed, seq, epoch) VALUES (?, 0, ?) ON CONFLICT (feed) DO UPDATE SET epoch = excluded.epoch",
+                       arguments: [feed, epoch])
     }
 }
 

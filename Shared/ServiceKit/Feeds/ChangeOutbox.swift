@@ -98,6 +98,10 @@ public struct ChangeOutbox: Sendable {
         writer.write(lastSeq)
         writer.appendASCII(",\"headSeq\":")
         writer.write(try self.lastSeq(in: db))
+        if let epoch = try String.fetchOne(db.cachedStatement(sql: "SELECT epoch FROM feed_epoch")) {
+            writer.appendASCII(",\"epoch\":")
+            writer.write(epoch)
+        }
         writer.appendASCII("}")
         return RawJSON(writer.bytes)
     }

@@ -28,6 +28,16 @@ extension ServiceDatabase {
             try DatabaseQueue(path: path, configuration: configuration).inDatabase { db in
                 try db.execute(sql: "VACUUM INTO ?", arguments: [part])
             }
+            // The copy's feed is a history of its own from here, named by the backup:
+            // a live follower of a file restored from it sees another epoch and replays
+            // its feed (`ChangeFollower`), however many writes the restored file takes
+            // first. The copy's cursors count in the same epoch, for `here backup` copies
+            // every service under one name: a whole set restored together follows on
+            // from its cursors without a replay.
+            try DatabaseQueue(path: part).inDatabase { db in
+                try db.execute(sql: "UPDATE feed_epoch SET epoch = ?", arguments: ["backup-\(name)"])
+                try db.execute(sql: "UPDATE feed_cursor SET epoch = ?", arguments: ["backup-\(name)"])
+            }
             try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: part)
             try files.moveItem(atPath: part, toPath: target.path)
         }

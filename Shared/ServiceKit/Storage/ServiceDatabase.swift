@@ -253,5 +253,16 @@ enum ServiceKitSchema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("servicekit-5") { db in
+            // The feed's epoch: which history of this file the feed's seqs belong to.
+            // A backup's copy gets an epoch of its own (`DatabaseBackup`), so a file put
+            // back from it tells its followers so, however many writes it takes after.
+            // Each follower keeps the epoch its cursor counts in.
+            try db.execute(sql: """
+                CREATE TABLE feed_epoch (id INTEGER PRIMARY KEY CHECK (id = 1), epoch TEXT NOT NULL);
+                INSERT INTO feed_epoch (id, epoch) VALUES (1, lower(hex(randomblob(12))));
+                ALTER TABLE feed_cursor ADD COLUMN epoch TEXT;
+                """)
+        }
     }
 }
