@@ -59,7 +59,9 @@ struct HereTests {
             }
             return false
         }
-        try #require(logContains("all services ready"), "\(up.logText)")
+        // Seeding the demo registers seven accounts (scrypt, in a debug build) after the
+        // services are up: with the other system tests running beside it, minutes.
+        try #require(logContains("all services ready", within: 240), "\(up.logText)")
         #expect(up.logText.split(separator: "\n").filter { $0.contains("  ready  v") }.count == 5)
 
         #expect(up.logText.contains("demo data: "), "\(up.logText)")

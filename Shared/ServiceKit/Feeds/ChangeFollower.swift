@@ -97,11 +97,11 @@ public final class ChangeFollower<Change: FeedChange>: Sendable {
     /// Fetches and applies batches until the source has nothing newer (or
     /// `maxBatches` were applied); returns how many changes were applied.
     ///
-    /// A source whose feed ends below the cursor, or whose feed has another epoch
-    /// than the one the cursor counts in, was put back to an older copy of its file
-    /// (`here restore`; a backup's copy has an epoch of its own, so this holds however
-    /// many writes the restored source took since): what the follower holds may include entities the
-    /// source no longer has. The follower then replays the whole feed (the feed is
+    /// A source whose feed ends below the cursor, or has another epoch than the one
+    /// the cursor counts in, was put back to an older copy of its file (`here
+    /// restore`; a backup's copy has an epoch of its own, so this holds however many
+    /// writes the restored source took since): what the follower holds may include
+    /// entities the source no longer has. The follower then replays the whole feed (the feed is
     /// compacted, so from 0 it is the source's current state), noting each entity it
     /// brings, and at its end deletes whatever it holds that the replay did not
     /// bring, through `apply` like any deletion. A crash during the replay resumes it.
@@ -115,7 +115,7 @@ public final class ChangeFollower<Change: FeedChange>: Sendable {
         while batches < maxBatches {
             let reply = try client.call(feed.op, ChangesRequest(after: after, limit: feed.batchSize))
             let behind = reply.headSeq.map { $0 < after } ?? false
-            if let sourceEpoch = reply.epoch, sourceEpoch != epoch, epoch == nil, !behind {
+            if let sourceEpoch = reply.epoch, epoch == nil, !behind {
                 // First contact (or a cursor from before epochs): this is the history it counts in.
                 try database.pool.write { db in try FeedCursor.setEpoch(feed.name, sourceEpoch, in: db) }
                 epoch = sourceEpoch

@@ -141,9 +141,12 @@ final class SocketWatches: Sendable {
     }
 
     /// `geo.watch.close` at the replica holding the watch; an error changes nothing
-    /// (the lease ends it).
+    /// (the lease ends it). A replica that is down is not waited for: its lease, or
+    /// its restart, ends the watch there.
     private func closeAtGeo(_ watchId: String, token: String) async {
-        _ = try? await call(GeoAPI.watchClose.name, ["id": .string(watchId)], token: token, watchId: watchId)
+        if geo.replicas.count == 1 || holderTakesRequests(watchId) {
+            _ = try? await call(GeoAPI.watchClose.name, ["id": .string(watchId)], token: token, watchId: watchId)
+        }
         state.withLock { _ = $0.replicas.removeValue(forKey: watchId) }
     }
 
@@ -206,6 +209,12 @@ final class SocketWatches: Sendable {
         for entry in short { Task { await reopen(entry) } }
         for (entry, token) in due {
             Task {
+                // Its replica is down or behind (the probe says so within a second):
+                // open it on another now rather than wait out a renewal's timeout.
+                if geo.replicas.count > 1 && !holderTakesRequests(entry.watchId) {
+                    await reopen(entry)
+                    return
+                }
                 do {
                     let (reply, _) = try await call(GeoAPI.watchRenew.name, ["id": .string(entry.watchId), "lease": .number(.integer(Int64(Self.lease)))],
                                                     token: token, watchId: entry.watchId)
