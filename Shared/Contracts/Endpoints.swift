@@ -36,6 +36,12 @@ public enum ServiceEndpoints {
         text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
+    /// A replica's name, for its file, its log and status rows: `geo` for replica 0,
+    /// `geo-2` for replica 2 (a StatefulSet's pod name, which `--replica` reads back).
+    public static func replicaName(_ service: String, _ replica: Int) -> String {
+        replica == 0 ? service : "\(service)-\(replica)"
+    }
+
     /// The default endpoints of replica `index` on one machine (`here up --geo-replicas`):
     /// replica 0 has the service's usual ports, replica k > 0 ports 7300 + 10k + n and 7400 + 10k + n.
     public static func defaultReplica(_ service: String, index: Int) -> (requests: String, events: String?) {

@@ -26,6 +26,12 @@ public final class AsyncServiceClient: Sendable {
         public let replica: Int
 
         public var envelope: ReplyEnvelope.Decoded { ReplyEnvelope.decode(frame0) }
+
+        init(_ frames: [Data], replica: Int) {
+            frame0 = frames[0]
+            attachments = Array(frames.dropFirst())
+            self.replica = replica
+        }
     }
 
     public init(_ configuration: ServiceClient.Configuration, probeInterval: TimeInterval = 1) throws {
@@ -79,8 +85,7 @@ public final class AsyncServiceClient: Sendable {
         let tries = max(1, tries ?? configuration.tries)
         if replicas.count == 1 || pinned != nil {
             let replica = pinned ?? 0
-            let reply = try await links[replica].send(frames, id: requestID, tries: tries)
-            return RawReply(frame0: reply[0], attachments: Array(reply.dropFirst()), replica: replica)
+            return RawReply(try await links[replica].send(frames, id: requestID, tries: tries), replica: replica)
         }
         // One try per replica in turn: the next try goes where an answer is likelier.
         var tried = Set<Int>()
@@ -89,9 +94,9 @@ public final class AsyncServiceClient: Sendable {
             let replica = replicas.pick(tried: tried)
             tried.insert(replica)
             do {
-                let reply = try await links[replica].send(frames, id: requestID, tries: 1)
+                let reply = RawReply(try await links[replica].send(frames, id: requestID, tries: 1), replica: replica)
                 replicas.answered(replica)
-                return RawReply(frame0: reply[0], attachments: Array(reply.dropFirst()), replica: replica)
+                return reply
             } catch let error as ServiceError where error.code == .unavailable {
                 replicas.failed(replica)
                 lastError = error

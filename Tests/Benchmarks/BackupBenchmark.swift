@@ -18,9 +18,7 @@ struct BackupBenchmark {
     func run() throws -> String {
         let stack = try BenchStack(directory: directory, services: ["auth", "catalogue"])
         defer { stack.stop() }
-        let auth = ServiceClient(service: "auth", endpoint: stack.endpoint("auth"), timeout: 60, tries: 1)
-        defer { auth.close() }
-        let token = try auth.call(AuthAPI.register, RegisterRequest(email: "provider@example.org", password: "bench password")).accessToken
+        let token = try stack.register("provider@example.org").accessToken
         let endpoint = stack.endpoint("catalogue")
         let imported = try DatasetImport.run(try DatasetPost.load(dataset), token: token, endpoint: endpoint)
 

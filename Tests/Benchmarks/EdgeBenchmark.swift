@@ -43,9 +43,7 @@ struct EdgeBenchmark {
     private func search(stack: BenchStack, port: Int, dataset: URL) throws -> String {
         let posts = try DatasetPost.load(dataset)
         let queries = try DatasetQuery.load(dataset)
-        let auth = ServiceClient(service: "auth", endpoint: stack.endpoint("auth"), timeout: 60, tries: 1)
-        defer { auth.close() }
-        let token = try auth.call(AuthAPI.register, RegisterRequest(email: "edge-bench@example.org", password: "bench password")).accessToken
+        let token = try stack.register("edge-bench@example.org").accessToken
         print("edge: importing \(posts.count) posts through catalogue")
         _ = try DatasetImport.runUntilSearchable(posts, token: token, catalogue: stack.endpoint("catalogue"), geo: stack.endpoint("geo"))
 

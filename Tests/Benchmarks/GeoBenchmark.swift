@@ -20,9 +20,7 @@ struct GeoBenchmark {
         let queries = try DatasetQuery.load(dataset)
         let stack = try BenchStack(directory: directory, services: ["auth", "catalogue", "geo"])
         defer { stack.stop() }
-        let auth = ServiceClient(service: "auth", endpoint: stack.endpoint("auth"), timeout: 60, tries: 1)
-        defer { auth.close() }
-        let token = try auth.call(AuthAPI.register, RegisterRequest(email: "geo-bench@example.org", password: "bench password")).accessToken
+        let token = try stack.register("geo-bench@example.org").accessToken
         let geoEndpoint = stack.endpoint("geo")
 
         // 1. The dataset through catalogue, with geo following: until all is searchable.

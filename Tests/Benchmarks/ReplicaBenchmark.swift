@@ -28,9 +28,7 @@ struct ReplicaBenchmark {
             ServiceEndpoints.eventsVariable(GeoAPI.service): geoEvents.joined(separator: ","),
         ])
         defer { stack.stop() }
-        let auth = ServiceClient(service: "auth", endpoint: stack.endpoint("auth"), timeout: 60, tries: 1)
-        defer { auth.close() }
-        let token = try auth.call(AuthAPI.register, RegisterRequest(email: "replica-bench@example.org", password: "bench password")).accessToken
+        let token = try stack.register("replica-bench@example.org").accessToken
 
         print("replicas: importing \(posts.count) posts through catalogue, geo replica 0 following")
         let (imported, searchable) = try DatasetImport.runUntilSearchable(posts, token: token, catalogue: stack.endpoint("catalogue"),
@@ -103,10 +101,11 @@ struct ReplicaBenchmark {
         this build in the log: two replicas \(log.headline(2, unit: " ×", digits: 2)) of one, CPU per search
         \(log.headline(3, unit: " µs", digits: 1)).
 
-        What limits it here: this machine has \(ProcessInfo.processInfo.activeProcessorCount) cores for the load
-        generator's 4 threads and every geo process together. A replica answers searches on the one thread that owns its
-        socket, so one replica uses at most one core for them; a second replica adds a core only where one is free, and
-        here the clients take the rest.
+        What limits it here: the geo processes used \(format(rateOne * Statistics.median(cpuOne) / 1e6, 2)) cores with one
+        replica and \(format(rateTwo * Statistics.median(cpuTwo) / 1e6, 2)) with two (rate × CPU per search, medians), on a
+        machine of \(ProcessInfo.processInfo.activeProcessorCount) cores that the load generator's 4 threads share. A replica
+        answers searches on the one thread that owns its socket, so it cannot give them more than one core; a second
+        replica had little idle CPU here to add.
 
         Projection: at \(format(microseconds, 1)) µs of CPU per search, \(format(Self.target)) searches a second need
         \(format(cores, 1)) cores of geo, and at one core of searching per replica, \(format(replicasNeeded)) replicas

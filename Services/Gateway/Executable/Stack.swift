@@ -185,7 +185,7 @@ struct Status: GatewayCommand {
                 let reply = try? client.call(HealthAPI.health(service), Empty())
                 let elapsed = (Date().timeIntervalSince(started) * 10_000).rounded() / 10
                 let ready = reply == nil ? nil : try? client.call(HealthAPI.ready(service), Empty())
-                rows.append(Row(service: replica == 0 ? service : "\(service)-\(replica)", endpoint: endpoint,
+                rows.append(Row(service: ServiceEndpoints.replicaName(service, replica), endpoint: endpoint,
                                 status: reply?.status ?? "unavailable", version: reply?.version,
                                 milliseconds: reply == nil ? nil : elapsed, ready: ready, storage: reply?.storage))
             }

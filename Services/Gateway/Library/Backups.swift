@@ -91,7 +91,7 @@ public enum Backups {
                 let client = ServiceClient(service: service, endpoint: endpoint, timeout: 0.5, tries: 1, curve: try? gateway.curve(of: service))
                 defer { client.close() }
                 guard (try? client.call(HealthAPI.health(service), Empty())) != nil else { return nil }
-                return replica == 0 ? service : "\(service)-\(replica)"
+                return ServiceEndpoints.replicaName(service, replica)
             }
         }
         guard running.isEmpty else {

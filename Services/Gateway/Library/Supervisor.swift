@@ -109,7 +109,7 @@ public final class Supervisor: Sendable {
         configuration.services.flatMap { service -> [ServiceChild] in
             let endpoints = ServiceEndpoints.list(ServiceEndpoints.resolve(service, environment: configuration.environment).requests)
             return (0..<max(1, configuration.replicas[service] ?? 1)).map { replica in
-                ServiceChild(name: replica == 0 ? service : "\(service)-\(replica)", service: service, replica: replica,
+                ServiceChild(name: ServiceEndpoints.replicaName(service, replica), service: service, replica: replica,
                              endpoint: endpoints.dropFirst(replica).first ?? endpoints.first ?? service,
                              environment: ["HEREABOUTS_REPLICA": "\(replica)"])
             }

@@ -158,7 +158,7 @@ public struct ServiceSettings: Sendable {
 
     /// The file of this service's database (of this replica's, `<service>-<k>.sqlite`).
     public var databasePath: String {
-        ServiceDatabase.path(service: replica == 0 ? service : "\(service)-\(replica)", in: dataDirectory)
+        ServiceDatabase.path(service: ServiceEndpoints.replicaName(service, replica), in: dataDirectory)
     }
 
     /// `2`, or the number a name ends in: `geo-2` (a StatefulSet's pod).

@@ -106,7 +106,7 @@ struct OperatorRoutes: Sendable {
     /// One service's (one replica's) health (timed) and readiness.
     private func probe(_ service: String, replica: Int) async -> OperatorStatus.Service {
         let client = quick.client(service)
-        let name = replica == 0 ? service : "\(service)-\(replica)"
+        let name = ServiceEndpoints.replicaName(service, replica)
         let started = ContinuousClock.now
         guard let health = try? await client.call(HealthAPI.health(service), Empty(), replica: replica).value else {
             return OperatorStatus.Service(service: name, answering: false)
