@@ -45,11 +45,12 @@ let package = Package(
     ],
     targets: [
         // MARK: Transport
+        // zmq.h is in /usr/include and the module map links zmq: no pkg-config, whose flags
+        // for Debian's libzmq (krb5's -isystem, from its private requirements) SwiftPM
+        // refuses with a warning on every build. `make deps` installs libzmq3-dev.
         .systemLibrary(
             name: "CZeroMQ",
-            path: "Shared/CZeroMQ",
-            pkgConfig: "libzmq",
-            providers: [.apt(["libzmq3-dev"])]
+            path: "Shared/CZeroMQ"
         ),
         .systemLibrary(
             name: "CZlib",
