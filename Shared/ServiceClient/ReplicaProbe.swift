@@ -21,29 +21,29 @@ final class ReplicaProbe: Sendable {
         let running = self.running
         let service = configuration.service
         thread = ServiceThread(name: "probe-\(service)") {
-                let clients = replicas.endpoints.map { endpoint in
-                    var single = configuration
-                    single.endpoint = endpoint
-                    single.timeout = min(configuration.timeout, max(0.5, interval))
-                    single.tries = 1
-                    return ServiceClient(single)
-                }
-                defer { clients.forEach { $0.close() } }
-                while running.isOn {
-                    let started = ProcessInfo.processInfo.systemUptime
-                    for (replica, client) in clients.enumerated() where running.isOn {
-                        if let ready = try? client.call(HealthAPI.ready(service), Empty()) {
-                            replicas.answered(replica)
-                            replicas.setBehind(replica, !ready.ready)
-                        } else {
-                            replicas.failed(replica)
-                        }
-                    }
-                    // Sleep the rest of the interval in short steps, to stop promptly.
-                    while running.isOn, ProcessInfo.processInfo.systemUptime - started < interval {
-                        Thread.sleep(forTimeInterval: 0.05)
+            let clients = replicas.endpoints.map { endpoint in
+                var single = configuration
+                single.endpoint = endpoint
+                single.timeout = min(configuration.timeout, max(0.5, interval))
+                single.tries = 1
+                return ServiceClient(single)
+            }
+            defer { clients.forEach { $0.close() } }
+            while running.isOn {
+                let started = ProcessInfo.processInfo.systemUptime
+                for (replica, client) in clients.enumerated() where running.isOn {
+                    if let ready = try? client.call(HealthAPI.ready(service), Empty()) {
+                        replicas.answered(replica)
+                        replicas.setBehind(replica, !ready.ready)
+                    } else {
+                        replicas.failed(replica)
                     }
                 }
+                // Sleep the rest of the interval in short steps, to stop promptly.
+                while running.isOn, ProcessInfo.processInfo.systemUptime - started < interval {
+                    Thread.sleep(forTimeInterval: 0.05)
+                }
+            }
         }
     }
 
