@@ -27,7 +27,11 @@ public struct ImageInfo: Sendable, Equatable {
     }
 
     public var contentType: String { format.contentType }
-    public var pixels: Int { width * height }
+    /// Saturates instead of trapping: the dimensions come from a client's bytes.
+    public var pixels: Int {
+        let (product, overflow) = width.multipliedReportingOverflow(by: height)
+        return overflow ? .max : product
+    }
 }
 
 public enum ImageProbeError: Error, Sendable, Equatable {
@@ -48,7 +52,9 @@ public enum ImageProbe {
         let bytes = [UInt8](data)
         let (format, width, height) = try dimensions(bytes)
         guard width > 0, height > 0 else { throw .malformedHeader(format) }
-        guard width * height <= maxPixels else {
+        // A PNG header may declare 2^32-1 × 2^32-1, whose product is past Int.max.
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        guard !overflow, pixels <= maxPixels else {
             throw .tooManyPixels(width: width, height: height, limit: maxPixels)
         }
         return ImageInfo(format: format, width: width, height: height, bytes: data.count)

@@ -51,6 +51,14 @@ public enum TestImages {
         return Data(signature + chunk("IHDR", header) + chunk("IEND", []))
     }()
 
+    /// The 33-byte PNG of the second security review: an IHDR declaring
+    /// 4,294,967,295 × 4,294,967,295 pixels, whose product overflows a 64-bit Int, and
+    /// nothing after it.
+    public static let overflowingPNG: Data = {
+        let header = bigEndian(UInt32.max) + bigEndian(UInt32.max) + [8, 2, 0, 0, 0]
+        return Data(signature + chunk("IHDR", header))
+    }()
+
     /// An HTML page, whatever a client names the file.
     public static let html = Data("<!DOCTYPE html><html><body><script>alert(1)</script></body></html>".utf8)
 

@@ -106,6 +106,7 @@ struct ProfileTests {
     @Test("avatars are judged by their bytes", arguments: [
         (TestImages.html, "invalid_argument avatar"),
         (TestImages.decompressionBomb, "too_large"),
+        (TestImages.overflowingPNG, "too_large"),
         (TestImages.oversizedPNG(bytes: 6 * 1024 * 1024), "too_large"),
     ])
     func badAvatars(data: Data, expected: String) throws {

@@ -144,6 +144,7 @@ struct ImageTests {
     @Test("images are judged by their bytes", arguments: [
         (TestImages.html, "invalid_argument image"),
         (TestImages.decompressionBomb, "too_large"),
+        (TestImages.overflowingPNG, "too_large"),
         (TestImages.oversizedPNG(bytes: 6 * 1024 * 1024), "too_large"),
     ])
     func refused(data: Data, expected: String) throws {

@@ -35,6 +35,18 @@ struct ImageProbeTests {
         }
     }
 
+    @Test("33 bytes declaring 2^32-1 × 2^32-1 pixels, a product past Int.max, are too many pixels, not a trap")
+    func overflowingDimensions() {
+        #expect(TestImages.overflowingPNG.count == 33)
+        #expect(throws: ImageProbeError.tooManyPixels(width: 4_294_967_295, height: 4_294_967_295, limit: 40_000_000)) {
+            try inspect(TestImages.overflowingPNG)
+        }
+        #expect(throws: ImageProbeError.tooManyPixels(width: 4_294_967_295, height: 4_294_967_295, limit: .max)) {
+            try ImageProbe.inspect(TestImages.overflowingPNG, maxBytes: .max, maxPixels: .max)
+        }
+        #expect(ImageInfo(format: .png, width: 4_294_967_295, height: 4_294_967_295, bytes: 33).pixels == .max)
+    }
+
     @Test("a 6 MiB file is refused by its size")
     func oversized() {
         let data = TestImages.oversizedPNG(bytes: 6 * 1024 * 1024)

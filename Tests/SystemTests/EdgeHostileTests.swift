@@ -92,6 +92,33 @@ struct EdgeHostileTests {
         #expect(try stack.client.get("/health/live").status == 200)
     }
 
+    @Test("a 33-byte PNG declaring 2^32-1 × 2^32-1 pixels, with no token or with one, is refused and stops no process")
+    func overflowingImage() throws {
+        let stack = try EdgeStack("overflow")
+        let parent = stack.up.process.processIdentifier
+        let processes = ["edge-service", "auth-service", "catalogue-service"]
+        let before = processes.map { CrashTests.child(named: $0, of: parent) }
+        #expect(!before.contains(nil), "\(before)")
+        let image = TestImages.overflowingPNG
+        // The edge reads the image's header before any token is checked.
+        for path in ["/v1/me/avatar", "/v1/posts/p_unknown/images"] {
+            let reply = try stack.client.send(path.hasSuffix("avatar") ? "PUT" : "POST", path, body: image, contentType: "image/png")
+            #expect(reply.status == 401 && reply.problemCode == "unauthenticated", "\(path): \(reply)")
+        }
+        // With a token the services read it too, and refuse it for its pixels.
+        let session = try stack.register("overflow@example.com")
+        let client = stack.client.signed(session.accessToken)
+        let avatar = try client.send("PUT", "/v1/me/avatar", body: image, contentType: "image/png")
+        #expect(avatar.status == 413 && avatar.problemCode == "too_large", "\(avatar)")
+        let post = try client.post("/v1/posts", ["kind": "offer", "title": "Bike", "lat": 52.09, "lon": 5.12, "timezone": "Europe/Amsterdam"])
+        let postId = try #require(post.object()["post"]?["id"]?.stringValue, "\(post)")
+        let added = try client.send("POST", "/v1/posts/\(postId)/images", body: image, contentType: "image/png")
+        #expect(added.status == 413 && added.problemCode == "too_large", "\(added)")
+        #expect(try client.get("/v1/me").status == 200)
+        #expect(processes.map { CrashTests.child(named: $0, of: parent) } == before)
+        #expect(!stack.logs.tails(["edge", "auth", "catalogue"]).contains("Fatal error"))
+    }
+
     @Test("unknown routes and methods, odd paths and queries: 404 and 405 problems")
     func oddRoutes() throws {
         let stack = try EdgeStack("routes")
