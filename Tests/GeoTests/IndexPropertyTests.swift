@@ -197,6 +197,32 @@ struct IndexPropertyTests {
         }
     }
 
+    @Test("past 65,536 kinds (any 2–20 letters is one) each post keeps its own, and searches by kind find it")
+    func manyKinds() throws {
+        // "aa", "ab", … in base 26: 70,000 distinct kinds, each a valid kind.
+        func kind(_ n: Int) -> String {
+            var n = n, letters: [Character] = []
+            repeat {
+                letters.append(Character(Unicode.Scalar(UInt8(97 + n % 26))))
+                n /= 26
+            } while n > 0
+            return String(repeating: "a", count: max(0, 4 - letters.count)) + String(letters.reversed())
+        }
+        var index = PostIndex()
+        let count = 70_000
+        index.load(expectedCount: count) { add in
+            for n in 0..<count {
+                add(IndexedPost(id: "k\(n)", ownerId: "owner", kind: kind(n), title: "stall", text: "", lat: 52.09, lon: 5.12, tags: [],
+                                rating: Rating(average: nil, count: 0), createdAt: Date(timeIntervalSince1970: 1_700_000_000)))
+            }
+        }
+        for n in [0, 65_535, 65_536, 69_999] {
+            let page = index.search(lat: 52.09, lon: 5.12, radius: 100, query: PostQuery(kinds: [kind(n)]), sort: .distance, limit: 10, after: nil)
+            let hits = try Self.decode(page)
+            #expect(hits.map(\.id) == ["k\(n)"] && hits.first?.kind == kind(n), "kind \(kind(n))")
+        }
+    }
+
     @Test("after compactions under a long run of edits and deletions, searches still equal brute force and dead slots are gone")
     func compaction() throws {
         let data = Dataset(seed: 7, count: 4_000, churn: true)

@@ -5,7 +5,7 @@ import OpeningHours
 /// (it caches each opening-hours schedule's status at the query's instant).
 struct Matcher {
     /// Ids of the kinds asked for; nil for any.
-    private var kinds: [UInt16]?
+    private var kinds: [UInt32]?
     /// Each group is one query word: a post must hold one of the group's word ids.
     private var groups: [[UInt32]] = []
     /// Each group's `WordSignature`: a post whose signature shares no bit with one

@@ -30,7 +30,7 @@ public final class PostIndex: @unchecked Sendable {
     /// Read by searches (under the read lock, so it locks itself).
     let prefixExpansions = PrefixExpansions()
     var tagIDs: [String: UInt32] = [:]
-    var kindIDs: [String: UInt16] = [:]
+    var kindIDs: [String: UInt32] = [:]
     var kindNames: [String] = []
     var ownerIDs: [String: UInt32] = [:]
     var ownerNames: [String] = []
@@ -388,9 +388,9 @@ public final class PostIndex: @unchecked Sendable {
         return id
     }
 
-    private func internKind(_ kind: String) -> UInt16 {
+    private func internKind(_ kind: String) -> UInt32 {
         if let id = kindIDs[kind] { return id }
-        let id = UInt16(kindNames.count)
+        let id = UInt32(kindNames.count)
         kindIDs[kind] = id
         kindNames.append(kind)
         return id

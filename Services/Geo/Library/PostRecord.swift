@@ -15,7 +15,8 @@ struct PostRecord: Sendable {
     /// -1 while unrated, so that "highest first" puts unrated posts last.
     var ratingAverage: Double
     var ratingCount: Int32
-    var kind: UInt16
+    /// Any 2–20 letters are a kind, so there may be more than 65,536 of them.
+    var kind: UInt32
     var owner: UInt32
     /// 0 for a post without opening hours.
     var schedule: UInt32
