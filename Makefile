@@ -138,23 +138,30 @@ soak: release
 soak-edge: release
 	$(RELEASE_BIN)/hereabouts-bench soak --edge --minutes $(SOAK_MINUTES) --clients 4 --output Docs/BENCHMARKS.md
 
-## fuzz: libFuzzer with AddressSanitizer on every service's request handling for FUZZ_SECONDS (600), from the
-## committed corpus; inputs that reached new code are merged back into Tests/Fuzzing/Corpus (commit them), and
-## an input that crashed or was answered wrongly is left in .build-fuzz/findings
+## fuzz: libFuzzer with AddressSanitizer for FUZZ_SECONDS (600) each on every service's request handling (requests)
+## and on image inspection and metadata stripping (images), from the committed corpora; inputs that reached new code
+## are merged back into Tests/Fuzzing/Corpus and Tests/Fuzzing/ImageCorpus (commit them), and an input that crashed
+## or was handled wrongly is left in .build-fuzz/findings-<target>
 FUZZ_BUILD := .build-fuzz
 FUZZ_SECONDS ?= 600
 FUZZ_CORPUS := Tests/Fuzzing/Corpus
+FUZZ_IMAGE_CORPUS := Tests/Fuzzing/ImageCorpus
 # Swift packs flags into spare pointer bits, which LeakSanitizer cannot see through: leak reports would be noise.
 FUZZ_ENV := SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0
+# $(1): the target, $(2): its committed corpus, $(3): libFuzzer's options for it
+define fuzz_target
+	rm -rf $(FUZZ_BUILD)/corpus-$(1) && mkdir -p $(FUZZ_BUILD)/corpus-$(1) $(FUZZ_BUILD)/findings-$(1)
+	cp $(2)/* $(FUZZ_BUILD)/corpus-$(1)/
+	$(FUZZ_ENV) $(FUZZ_BUILD)/debug/hereabouts-fuzz $(1) $(FUZZ_BUILD)/corpus-$(1) -max_total_time=$(FUZZ_SECONDS) $(3) \
+		-artifact_prefix=$(FUZZ_BUILD)/findings-$(1)/ -print_final_stats=1 \
+		2> >(tee $(FUZZ_BUILD)/fuzz-$(1).log | grep -v "\(NEW\|REDUCE\) *cov:" >&2)
+	$(FUZZ_ENV) $(FUZZ_BUILD)/debug/hereabouts-fuzz $(1) -merge=1 $(2) $(FUZZ_BUILD)/corpus-$(1) 2>&1 | tail -3
+endef
 fuzz: deps
 	swift build --scratch-path $(FUZZ_BUILD) --product hereabouts-fuzz \
 		-Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld
-	rm -rf $(FUZZ_BUILD)/corpus && mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/findings
-	cp $(FUZZ_CORPUS)/* $(FUZZ_BUILD)/corpus/
-	$(FUZZ_ENV) $(FUZZ_BUILD)/debug/hereabouts-fuzz $(FUZZ_BUILD)/corpus -max_total_time=$(FUZZ_SECONDS) \
-		-max_len=4096 -dict=Tests/Fuzzing/requests.dict -artifact_prefix=$(FUZZ_BUILD)/findings/ -print_final_stats=1 \
-		2> >(tee $(FUZZ_BUILD)/fuzz.log | grep -v "\(NEW\|REDUCE\) *cov:" >&2)
-	$(FUZZ_ENV) $(FUZZ_BUILD)/debug/hereabouts-fuzz -merge=1 $(FUZZ_CORPUS) $(FUZZ_BUILD)/corpus 2>&1 | tail -3
+	$(call fuzz_target,requests,$(FUZZ_CORPUS),-max_len=4096 -dict=Tests/Fuzzing/requests.dict)
+	$(call fuzz_target,images,$(FUZZ_IMAGE_CORPUS),-max_len=65536)
 
 clean:
 	swift package clean

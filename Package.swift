@@ -459,18 +459,24 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "ImageFuzzing",
+            dependencies: ["Imaging"],
+            path: "Tests/Fuzzing/Images",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CLibFuzzer",
             path: "Tests/Fuzzing/CLibFuzzer"
         ),
         .executableTarget(
             name: "HereaboutsFuzz",
-            dependencies: ["RequestFuzzing", "CLibFuzzer"],
+            dependencies: ["RequestFuzzing", "ImageFuzzing", "CLibFuzzer"],
             path: "Tests/Fuzzing/Driver",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FuzzCorpusTests",
-            dependencies: ["TestThreads", "RequestFuzzing", "Wire"],
+            dependencies: ["TestThreads", "RequestFuzzing", "ImageFuzzing", "ServiceKitTesting", "Wire"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

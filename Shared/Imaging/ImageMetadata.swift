@@ -152,6 +152,10 @@ private enum JPEG {
                 visit(.raw(index..<index + 2))
                 index += 2
                 continue
+            case 0x00, 0x02...0xBF:
+                // Not a marker (a stuffed byte, or reserved): the file is corrupt from here,
+                // and reading on would take scan data for segments.
+                return
             default:
                 break
             }
@@ -168,6 +172,8 @@ private enum JPEG {
                     if bytes[index] == 0xFF, bytes[index + 1] != 0x00, !(0xD0...0xD7).contains(bytes[index + 1]) { break }
                     index += 1
                 }
+                // A scan that runs to the end of a truncated file keeps its last byte too.
+                if index + 1 >= bytes.count { index = bytes.count }
                 visit(.raw(start..<index))
             }
         }
