@@ -62,10 +62,29 @@ struct TranslationTests {
         }
     }
 
-    @Test("a page's Link header keeps the query and replaces the cursor")
+    @Test("a form-encoded query reads as browsers write it: + is a space, escapes decode in names and values, a repeated field is refused")
+    func formEncodedQueries() throws {
+        // What URLSearchParams writes for {"certification": "AOWD"} and for "burger king".
+        let query = FormQuery(URI("/v1/users/near?attributes=%7B%22certification%22%3A+%22AOWD%22%7D&q=burger+king&a%2Bb=1+%2B+1&empty"))
+        #expect(query["attributes"] == #"{"certification": "AOWD"}"#)
+        #expect(query["q"] == "burger king" && query["a+b"] == "1 + 1" && query["empty"] == "")
+        #expect(FormQuery("limit=%FF")["limit"] == "%FF", "an escape that is not UTF-8 is kept as written")
+        let body = try QueryParameter.body(EdgeRoutes.searchParameters, from: URI("/v1/search?q=burger+king&place=Den+Haag&radius=1e3"))
+        #expect(body == ["q": .string("burger king"), "place": .string("Den Haag"), "radius": .number(.integer(1000))])
+        do {
+            _ = try QueryParameter.body(EdgeRoutes.searchParameters, from: URI("/v1/search?lat=52&lat=53&lon=5"))
+            Issue.record("a repeated lat was taken")
+        } catch let problem as Problem {
+            #expect(problem.status.code == 422 && problem.field == "lat")
+        }
+    }
+
+    @Test("a page's Link header keeps the query and replaces the cursor, all in ASCII")
     func nextLink() {
         #expect(EdgeRoutes.nextLink(URI("/v1/search?place=Utrecht&radius=500&cursor=old"), cursor: "a+b/c")
             == #"</v1/search?place=Utrecht&radius=500&cursor=a%2Bb%2Fc>; rel="next""#)
+        #expect(EdgeRoutes.nextLink(URI("/v1/search?q=k%C3%B6ln+dom"), cursor: "c")
+            == #"</v1/search?q=k%C3%B6ln%20dom&cursor=c>; rel="next""#)
     }
 
     @Test("hits become a GeoJSON FeatureCollection of points at [lon, lat]")

@@ -50,6 +50,7 @@ struct EdgeAppTests {
         let photo = try stack.client.get("/v1/images/\(image.id)")
         #expect(photo.status == 200 && photo.header("Content-Type") == "image/png")
         #expect(photo.header("Cache-Control") == "public, max-age=31536000, immutable")
+        #expect(photo.header("X-Content-Type-Options") == "nosniff", "a poster's bytes are never sniffed as another type")
         #expect(photo.body.starts(with: [0x89, 0x50, 0x4E, 0x47]) && photo.body.count < TestImages.pngWithLocation.count)
         #expect(photo.body.range(of: Data("GPSLatitude".utf8)) == nil && photo.body.range(of: Data("PhoneMaker".utf8)) == nil)
         let cached = try stack.client.get("/v1/images/\(image.id)", headers: [("If-None-Match", photo.header("ETag") ?? "")])
@@ -110,6 +111,9 @@ struct EdgeAppTests {
             return near.users.contains { $0.userId == ann.user.id } ? near : nil
         }
         #expect(near.center.place?.name == "Vlissingen" && near.users.allSatisfy { $0.distance.truncatingRemainder(dividingBy: 500) == 0 })
+        // The same query as a browser's URLSearchParams writes it: spaces as `+`.
+        let form = try beaClient.get("/v1/users/near?place=Vlissingen&radius=20000&attributes=%7B%22certification%22%3A+%22AOWD%22%7D")
+        #expect(try form.status == 200 && form.decode(UsersNearReply.self).users.contains { $0.userId == ann.user.id }, "\(form)")
         let anns = try beaClient.get("/v1/users/\(ann.user.id)").decode(PublicUserReply.self).user
         #expect(anns.displayName == "Ann" && anns.attributes["certification"] == .string("AOWD"))
 

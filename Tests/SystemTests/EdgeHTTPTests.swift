@@ -191,6 +191,7 @@ struct EdgeHTTPTests {
         let served = try stack.client.get("/v1/users/\(owner.user.id)/avatar")
         let tag = try #require(served.header("ETag"))
         #expect(served.status == 200 && served.header("Content-Type") == "image/png" && served.header("Cache-Control") == "public, max-age=300")
+        #expect(served.header("X-Content-Type-Options") == "nosniff", "\(served)")
         #expect(try stack.client.get("/v1/users/\(owner.user.id)/avatar", headers: [("If-None-Match", tag)]).status == 304)
         _ = try shop.send("PUT", "/v1/me/avatar", body: TestImages.png(width: 5, height: 2), contentType: "image/png")
         let changed = try stack.client.get("/v1/users/\(owner.user.id)/avatar", headers: [("If-None-Match", tag)])

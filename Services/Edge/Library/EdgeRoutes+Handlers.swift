@@ -77,7 +77,7 @@ extension EdgeRoutes {
 
     /// `?ids=a,b`: those posts; otherwise the filtered list, paged.
     func listPosts(_ request: Request, _ context: EdgeContext) async throws -> Response {
-        if request.uri.queryParameters["ids"] != nil {
+        if FormQuery(request.uri)["ids"] != nil {
             return try await forward(CatalogueAPI.getMany.name, try QueryParameter.body([.list("ids")], from: request.uri), request, context)
         }
         let body = try QueryParameter.body([.string("owner"), .string("kind"), .string("category"), .string("city"),
@@ -172,8 +172,8 @@ extension EdgeRoutes {
     func usersNearBody(_ uri: URI) throws -> JSONObject {
         var body = try QueryParameter.body([.number("lat"), .number("lon"), .string("place"), .number("radius"), .integer("limit")],
                                            from: uri)
-        if let text = uri.queryParameters["attributes"] {
-            guard case .object(let attributes)? = try? JSONParser.parse(Data(String(text).utf8)) else {
+        if let text = FormQuery(uri)["attributes"] {
+            guard case .object(let attributes)? = try? JSONParser.parse(Data(text.utf8)) else {
                 throw Problem.invalidArgument("attributes", "attributes must be a JSON object, such as {\"certification\":\"AOWD\"}")
             }
             body["attributes"] = .object(attributes)
@@ -187,7 +187,7 @@ extension EdgeRoutes {
     /// provider, as `here fav list` shows them (`FavouritesJoin`).
     func listFavourites(_ request: Request, _ context: EdgeContext) async throws -> Response {
         let body = try QueryParameter.body([.integer("limit"), .string("cursor")], from: request.uri)
-        guard request.uri.queryParameters["expand"].map({ $0 == "posts" }) ?? false else {
+        guard FormQuery(request.uri)["expand"] == "posts" else {
             return try await paged(FavouritesAPI.list.name, body, request, context)
         }
         let page = try await backends.call(FavouritesAPI.list.name, body, for: request, context: context)
@@ -221,8 +221,10 @@ extension EdgeRoutes {
         return bytes
     }
 
+    /// An image's or avatar's bytes, which a client uploaded: `nosniff`, so that a
+    /// browser takes them for nothing but the image type they were checked to be.
     static func bytes(_ bytes: Data, type: String, etag: String, cacheControl: String, request: Request) -> Response {
-        var headers: HTTPFields = [.eTag: etag, .cacheControl: cacheControl]
+        var headers: HTTPFields = [.eTag: etag, .cacheControl: cacheControl, .xContentTypeOptions: "nosniff"]
         if matches(request.headers[.ifNoneMatch], etag) { return Response(status: .notModified, headers: headers) }
         headers[.contentType] = type
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))

@@ -210,16 +210,18 @@ struct EdgeRoutes: Sendable {
 
     /// The same path and query with `cursor` set to the next page's.
     static func nextLink(_ uri: URI, cursor: String) -> String {
-        var items = uri.queryParameters.map { (String($0.key), String($0.value)) }.filter { $0.0 != "cursor" }
+        var items = FormQuery(uri).items.filter { $0.name != "cursor" }
         items.append(("cursor", cursor))
         let query = items.map { "\(percentEncoded($0.0))=\(percentEncoded($0.1))" }.joined(separator: "&")
         return "<\(uri.path)?\(query)>; rel=\"next\""
     }
 
+    /// RFC 3986's unreserved characters, ASCII only (`CharacterSet.alphanumerics`
+    /// would leave "ö" as it is, and a header must be ASCII).
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
     private static func percentEncoded(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
     }
 }
 

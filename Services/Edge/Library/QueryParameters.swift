@@ -20,15 +20,16 @@ enum QueryParameter: Sendable {
         }
     }
 
-    /// Reads the parameters that are present into a body; a malformed one is
-    /// `invalid_argument` naming it, with the message the service would give.
+    /// Reads the parameters that are present into a body; a malformed one, or one
+    /// given twice, is `invalid_argument` naming it, with the message the service would give.
     static func body(_ parameters: [QueryParameter], from uri: URI, renaming: [String: String] = [:]) throws -> JSONObject {
-        let query = uri.queryParameters
+        let query = FormQuery(uri)
         var body = JSONObject()
         for parameter in parameters {
-            guard let raw = query[parameter.name[...]] else { continue }
-            let text = String(raw)
+            let values = query.values(of: parameter.name)
+            guard let text = values.first else { continue }
             let field = renaming[parameter.name] ?? parameter.name
+            guard values.count == 1 else { throw Problem.invalidArgument(field, "\(field) is given more than once") }
             switch parameter {
             case .string:
                 body[field] = .string(text)
@@ -53,5 +54,32 @@ enum QueryParameter: Sendable {
             }
         }
         return body
+    }
+}
+
+/// A query string as browsers' `URLSearchParams`, HTML forms and most HTTP clients
+/// write it (`application/x-www-form-urlencoded`): `&`-separated `name=value` pairs,
+/// `+` for a space, percent escapes decoded as UTF-8 in names and values alike. An
+/// escape that is not valid UTF-8 is kept as written, so the field that holds it is
+/// refused by its own rules rather than the whole request.
+struct FormQuery: Sendable {
+    let items: [(name: String, value: String)]
+
+    init(_ uri: URI) { self.init(uri.query ?? "") }
+
+    init(_ query: String) {
+        items = query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (Self.decoded(parts[0]), parts.count == 2 ? Self.decoded(parts[1]) : "")
+        }
+    }
+
+    subscript(name: String) -> String? { items.first { $0.name == name }?.value }
+
+    func values(of name: String) -> [String] { items.filter { $0.name == name }.map(\.value) }
+
+    private static func decoded(_ text: Substring) -> String {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
     }
 }
