@@ -24,9 +24,15 @@ export function pins(map) {
   return {
     group,
     clear: () => group.clearLayers(),
-    /** A pin with a tooltip; `onclick` when it is clicked. */
+    /**
+     * A pin with a tooltip; `onclick` when it is clicked. Leaflet writes a string
+     * tooltip with innerHTML, and labels are what people typed (post titles, names):
+     * it gets a node holding the label as text.
+     */
     add(lat, lon, label, { color = "#2a6f97", onclick, radius = 7 } = {}) {
-      const pin = circleMarker([lat, lon], { radius, color, weight: 2, fillOpacity: 0.6 }).bindTooltip(label);
+      const tooltip = document.createElement("span");
+      tooltip.textContent = String(label);
+      const pin = circleMarker([lat, lon], { radius, color, weight: 2, fillOpacity: 0.6 }).bindTooltip(tooltip);
       if (onclick) pin.on("click", onclick);
       pin.addTo(group);
       return pin;
