@@ -6,9 +6,9 @@ import Wire
 extension ServiceClient {
     /// The error a call gets, or nil when it succeeds.
     public func failure<Request, Response>(_ op: Op<Request, Response>, _ body: Request, token: String? = nil,
-                                           attachments: [Data] = [], id: String? = nil) -> ServiceError? {
+                                           attachments: [Data] = [], id: String? = nil, origin: String? = nil) -> ServiceError? {
         do {
-            _ = try call(op, body, token: token, attachments: attachments, id: id)
+            _ = try call(op, body, token: token, origin: origin, attachments: attachments, id: id)
             return nil
         } catch {
             return error as? ServiceError ?? ServiceError(code: .internal, message: "\(error)")

@@ -41,8 +41,8 @@ final class AuthFixture {
 
     /// Calls an op and returns the error it fails with (nil when it succeeds).
     func failure<Request, Response>(_ op: Op<Request, Response>, _ body: Request, token: String? = nil,
-                                    attachments: [Data] = [], id: String? = nil) -> ServiceError? {
-        client.failure(op, body, token: token, attachments: attachments, id: id)
+                                    attachments: [Data] = [], id: String? = nil, origin: String? = nil) -> ServiceError? {
+        client.failure(op, body, token: token, attachments: attachments, id: id, origin: origin)
     }
 
     /// The whole `auth.changes` feed from the start.

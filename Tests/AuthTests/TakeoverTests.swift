@@ -1,3 +1,4 @@
+@testable import Auth
 import Contracts
 import Foundation
 import ServiceClient
@@ -81,12 +82,64 @@ struct PasswordBudgetTests {
         #expect(login(auth, "target@example.org", "correct horse battery", from: "203.0.113.11") == nil)
     }
 
-    @Test("many addresses guessing one account run out after 50 wrong passwords, whoever asks next")
-    func perAccount() throws {
+    @Test("ten addresses × five wrong passwords do not lock the owner out where they signed in before")
+    func strangersCannotLock() throws {
         let auth = try AuthFixture()
-        try auth.register("popular")
-        for index in 0..<50 { _ = login(auth, "popular@example.org", "guess", from: "10.0.\(index / 250).\(index % 250)") }
-        #expect(login(auth, "popular@example.org", "guess", from: "192.0.2.1") == .rateLimited)
+        _ = try auth.client.call(AuthAPI.register, RegisterRequest(email: "popular@example.org", password: "correct horse battery"),
+                                 origin: "198.51.100.7")
+        for address in 0..<10 {
+            for _ in 0..<5 { _ = login(auth, "popular@example.org", "guess", from: "10.0.0.\(address)") }
+        }
+        #expect(login(auth, "popular@example.org", "guess", from: "192.0.2.1") == .rateLimited, "strangers are held back")
+        #expect(login(auth, "popular@example.org", "correct horse battery", from: "198.51.100.7") == nil)
+        // A login makes its address known too; an IPv6 client is known by its /64.
+        let home = "2001:db8:77:1::10"
+        #expect(login(auth, "popular@example.org", "correct horse battery", from: home) == .rateLimited, "a new place waits for now")
+    }
+
+    @Test("strangers are slowed, not locked: past ten failures each waits twice as long, and the owner from a new place gets in after the wait")
+    func strangersSlowed() throws {
+        let auth = try AuthFixture()
+        try auth.register("slowed")
+        for index in 0..<10 { #expect(login(auth, "slowed@example.org", "guess", from: "10.1.0.\(index)") == .unauthenticated) }
+        let refused = auth.failure(AuthAPI.login, LoginRequest(login: "slowed@example.org", password: "guess"), origin: "10.1.0.99")
+        #expect(refused?.code == .rateLimited)
+        let wait = try #require(refused?.retryAfterMs)
+        #expect((1_000...2_000).contains(wait), "the first wait is two seconds: \(wait) ms")
+        Thread.sleep(forTimeInterval: Double(wait) / 1000)
+        // The owner, from an address it never signed in from, is in once the wait has passed.
+        #expect(login(auth, "slowed@example.org", "correct horse battery", from: "203.0.113.50") == nil)
+        // Each failure after that waits twice as long as the one before.
+        #expect(login(auth, "slowed@example.org", "guess", from: "10.1.0.100") == .unauthenticated)
+        let longer = auth.failure(AuthAPI.login, LoginRequest(login: "slowed@example.org", password: "guess"), origin: "10.1.0.101")
+        #expect(longer?.code == .rateLimited && (3_000...4_000).contains(longer?.retryAfterMs ?? 0), "\(String(describing: longer))")
+    }
+
+    @Test("the waits double from two seconds to the one-minute cap, and the hour's bound is what PROTOCOL.md states")
+    func strangersBound() throws {
+        let budget = LoginPolicy().budgets(account: "user:u", origin: "10.0.0.1", known: false).last!
+        let waits = (10...17).map { count in
+            budget.reopens(count: count, oldestOver: 0, latest: 1_000, window: 900, now: 1_000).map { $0 - 1_000 } ?? 0
+        }
+        #expect(waits == [2, 4, 8, 16, 32, 60, 60, 60])
+        #expect(budget.reopens(count: 9, oldestOver: 0, latest: 1_000, window: 900, now: 1_000) == nil)
+        #expect(LoginPolicy().budgets(account: "user:u", origin: "10.0.0.1", known: true).count == 2, "a known origin skips the strangers' budget")
+        let bound = LoginPolicy().strangerGuessesPerHour
+        #expect(bound == 74)
+        let protocolText = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Docs/PROTOCOL.md"), encoding: .utf8)
+        #expect(protocolText.contains("at most \(bound) wrong passwords per account per hour"))
+    }
+
+    @Test("twenty addresses spending their budgets across accounts stop no one else's login")
+    func noGlobalLock() throws {
+        let auth = try AuthFixture()
+        try auth.register("bystander")
+        for address in 0..<20 {
+            for index in 0..<50 { _ = login(auth, "nobody\(index)@example.org", "guess", from: "10.2.\(address).1") }
+        }
+        #expect(login(auth, "nobody0@example.org", "guess", from: "10.2.0.1") == .rateLimited)
+        #expect(login(auth, "bystander@example.org", "correct horse battery", from: "192.0.2.44") == nil)
     }
 
     @Test("wrong old passwords in auth.password.change and wrong passwords in auth.delete count too")

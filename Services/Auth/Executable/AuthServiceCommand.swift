@@ -28,6 +28,12 @@ struct AuthServiceCommand: AsyncParsableCommand {
             }
             authOptions.hashWorkers = count
         }
+        if let text = settings.environment["HEREABOUTS_AUTH_ACCOUNTS_PER_ADDRESS"], !text.isEmpty {
+            guard let count = Int(text), (0...1_000_000).contains(count) else {
+                throw ValidationError("HEREABOUTS_AUTH_ACCOUNTS_PER_ADDRESS must be new accounts per hour from 0 (no limit) to 1000000, not \(text)")
+            }
+            authOptions.accountsPerAddressPerHour = count == 0 ? nil : count
+        }
         let service = try AuthService(settings: settings, options: authOptions, logger: logger)
         try await ServiceHost.run([service], logger: logger)
     }

@@ -26,6 +26,9 @@ struct AuthHandlers: Sendable {
     let profiles: ProfileCache
     /// Checked against when no account matches, so a login takes as long either way.
     let decoyHash: String
+    /// New accounts one client address may make (registrations and upgrades, and
+    /// anonymous accounts apart); nil for no limit.
+    let accountsPerAddress: RateLimiter.Policy?
 
     func register(into router: inout Router) {
         router.sessionWrite(AuthAPI.register, lane: .pool(Self.hashingPool), state: SessionState.self,
@@ -47,11 +50,27 @@ struct AuthHandlers: Sendable {
         router.readRaw(AuthAPI.usersGet, lane: .front, usersGet)
         // An email address in, a profile out: ten a minute per caller keeps that from
         // turning a list of addresses into a list of users.
-        router.read(AuthAPI.usersLookup, limit: .init(perSecond: 1.0 / 6, burst: 10), usersLookup)
+        router.read(AuthAPI.usersLookup, limit: Self.lookups, usersLookup)
+        // A fresh account, anonymous or not, would sidestep that: the client's address counts too.
+        router.limitByAddress(AuthAPI.usersLookup, AddressLimit(RateLimiter(policy: Self.lookups),
+                                                                refusal: "too many lookups from this address; slow down"))
         router.readWithAttachments(AuthAPI.avatarGet, avatarGet)
         router.read(AuthAPI.publicKey, lane: .front) { _, _ in PublicKeysReply(keys: [issuer.publicKey]) }
         router.changes(AuthAPI.changes, outbox: store.outbox, database: store.database)
+        // Each account costs a row, and a registration or upgrade a password hash on the
+        // hashing threads: refused by address, before any of that is spent.
+        if let accountsPerAddress {
+            let accounts = AddressLimit(RateLimiter(policy: accountsPerAddress),
+                                        refusal: "too many new accounts from this address; try again later")
+            router.limitByAddress(AuthAPI.register, accounts)
+            router.limitByAddress(AuthAPI.upgrade, accounts)
+            router.limitByAddress(AuthAPI.anonymous, AddressLimit(RateLimiter(policy: accountsPerAddress),
+                                                                  refusal: "too many anonymous accounts from this address; try again later"))
+        }
     }
+
+    /// Lookups by email, per caller and per address: ten a minute.
+    static let lookups = RateLimiter.Policy(perSecond: 1.0 / 6, burst: 10)
 
     // MARK: Sessions
 
@@ -60,7 +79,9 @@ struct AuthHandlers: Sendable {
         let fields = AccountFields(request, passwordHash: try hasher.hash(request.password))
         let now = Date()
         return try context.commitSession { db in
-            try openSession(for: try store.insertUser(anonymous: false, fields: fields, now: now, in: db), now: now, in: db)
+            let user = try store.insertUser(anonymous: false, fields: fields, now: now, in: db)
+            try store.noteSignIn(userID: user.id, origin: context.origin, now: now, in: db)
+            return try openSession(for: user, now: now, in: db)
         }
     }
 
@@ -69,11 +90,12 @@ struct AuthHandlers: Sendable {
         // An unknown login is throttled like a known one, by its own text.
         let accountKey = account.map { "user:\($0.user.id)" } ?? "login:\(request.login.lowercased())"
         let now = Date()
-        let attempt = try charge(account: accountKey, context, now: now)
+        let attempt = try charge(account: accountKey, userID: account?.user.id, context, now: now)
         let matches = hasher.verify(request.password, against: account?.passwordHash ?? decoyHash)
         guard matches, let account else { throw ServiceError.unauthenticated(Self.loginFailed) }
         return try context.commitSession { db in
             try store.forgive(attempt, in: db)
+            try store.noteSignIn(userID: account.user.id, origin: context.origin, now: now, in: db)
             return try openSession(for: account.user, now: now, in: db)
         }
     }
@@ -94,6 +116,7 @@ struct AuthHandlers: Sendable {
         let now = Date()
         return try context.commitSession { db in
             let user = try store.upgrade(userID: caller.userID, fields: fields, now: now, in: db)
+            try store.noteSignIn(userID: user.id, origin: context.origin, now: now, in: db)
             return try session(for: user, sessionID: caller.sessionID, now: now, in: db)
         }
     }
@@ -136,13 +159,14 @@ struct AuthHandlers: Sendable {
             throw ServiceError.permissionDenied("anonymous users have no password; upgrade the account first")
         }
         let now = Date()
-        let attempt = try charge(account: "user:\(caller.userID)", context, now: now)
+        let attempt = try charge(account: "user:\(caller.userID)", userID: caller.userID, context, now: now)
         guard hasher.verify(request.oldPassword, against: hash) else {
             throw ServiceError.unauthenticated("the old password is wrong")
         }
         let newHash = try hasher.hash(request.newPassword)
         return try context.commitSession { db in
             try store.forgive(attempt, in: db)
+            try store.noteSignIn(userID: caller.userID, origin: context.origin, now: now, in: db)
             try store.setPasswordHash(userID: caller.userID, newHash, in: db)
             try store.revokeSessions(userID: caller.userID, except: caller.sessionID, reason: "password-change", now: now, in: db)
             return try session(for: try existingUser(caller.userID, in: db), sessionID: caller.sessionID, now: now, in: db)
@@ -154,21 +178,24 @@ struct AuthHandlers: Sendable {
     /// login, so a known request id is no way around them.
     func reissue(_ state: SessionState, password: String, _ context: RequestContext) throws -> SessionReply {
         let now = Date()
-        let attempt = try charge(account: "user:\(state.userId)", context, now: now)
+        let attempt = try charge(account: "user:\(state.userId)", userID: state.userId, context, now: now)
         guard let hash = try store.passwordHash(userID: state.userId), hasher.verify(password, against: hash) else {
             throw ServiceError.unauthenticated(Self.loginFailed)
         }
         return try store.database.pool.write { db in
             try store.forgive(attempt, in: db)
+            try store.noteSignIn(userID: state.userId, origin: context.origin, now: now, in: db)
             return try session(for: try existingUser(state.userId, in: db), sessionID: state.sessionId, now: now, in: db).0
         }
     }
 
-    /// Counts a password check against its budgets before it runs (see `LoginPolicy`);
-    /// `rate_limited`, checking nothing, once one is spent.
-    private func charge(account: String, _ context: RequestContext, now: Date) throws -> ChargedAttempt {
+    /// Counts a password check against its budgets before it runs (see `LoginPolicy`):
+    /// the strangers' budget too unless `userID` signed in from this origin before;
+    /// `rate_limited`, checking nothing, while one has no room.
+    private func charge(account: String, userID: String?, _ context: RequestContext, now: Date) throws -> ChargedAttempt {
+        let known = try userID.map { try store.isKnown(origin: context.origin, userID: $0, since: now.addingTimeInterval(-policy.knownFor)) } ?? false
         do {
-            return try store.charge(policy.budgets(account: account, origin: context.origin),
+            return try store.charge(policy.budgets(account: account, origin: context.origin, known: known),
                                     cleared: policy.clearedOnSuccess(account: account, origin: context.origin),
                                     window: policy.window, now: now)
         } catch let spent as BudgetSpent {
@@ -248,7 +275,7 @@ struct AuthHandlers: Sendable {
             guard let password = request.password else {
                 throw ServiceError.invalidArgument(field: "password", "password is required")
             }
-            attempt = try charge(account: "user:\(caller.userID)", context, now: Date())
+            attempt = try charge(account: "user:\(caller.userID)", userID: caller.userID, context, now: Date())
             guard hasher.verify(password, against: hash) else {
                 throw ServiceError.unauthenticated("the password is wrong")
             }

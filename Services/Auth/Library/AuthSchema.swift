@@ -100,6 +100,20 @@ enum AuthSchema {
                                arguments: [String(decoding: JSONWriter.data(.object(entry)), as: UTF8.self), row["seq"]])
             }
         }
+        migrator.registerMigration("auth-4") { db in
+            try db.execute(sql: """
+                -- Where each account signed in from (an address, an IPv6 /64, or a key):
+                -- wrong passwords sent from there are not charged to the budget that
+                -- strangers share (LoginPolicy), so strangers cannot lock the owner out.
+                CREATE TABLE known_origin (
+                    user_id TEXT NOT NULL,
+                    origin TEXT NOT NULL,
+                    last_at REAL NOT NULL,
+                    PRIMARY KEY (user_id, origin)
+                ) WITHOUT ROWID;
+                CREATE INDEX known_origin_last_at ON known_origin(last_at);
+                """)
+        }
     }
 }
 

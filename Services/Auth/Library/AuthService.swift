@@ -13,6 +13,10 @@ public final class AuthService: RunnableService {
         public var hashWorkers: Int
         /// Password requests waiting beyond this are refused with `rate_limited`.
         public var hashQueueCapacity: Int
+        /// New accounts one client address may make in an hour, registrations and
+        /// upgrades together and anonymous ones apart (bursts of a fifth of it); nil
+        /// for no limit (`HEREABOUTS_AUTH_ACCOUNTS_PER_ADDRESS`, `0` for none).
+        public var accountsPerAddressPerHour: Int?
         var scrypt: ScryptParameters
         var loginPolicy: LoginPolicy
 
@@ -22,6 +26,7 @@ public final class AuthService: RunnableService {
                     hashQueueCapacity: Int = 64) {
             self.hashWorkers = hashWorkers
             self.hashQueueCapacity = hashQueueCapacity
+            self.accountsPerAddressPerHour = 100
             self.scrypt = .standard
             self.loginPolicy = LoginPolicy()
         }
@@ -57,7 +62,10 @@ public final class AuthService: RunnableService {
         let profiles = ProfileCache()
         profiles.observe(database.pool)
         let handlers = AuthHandlers(store: store, hasher: hasher, issuer: issuer, policy: options.loginPolicy,
-                                    profiles: profiles, decoyHash: hasher.decoy())
+                                    profiles: profiles, decoyHash: hasher.decoy(),
+                                    accountsPerAddress: options.accountsPerAddressPerHour.map {
+                                        RateLimiter.Policy(perSecond: Double($0) / 3_600, burst: Double(max(1, $0 / 5)))
+                                    })
         var router = Router(service: AuthAPI.service)
         handlers.register(into: &router)
 
@@ -66,7 +74,9 @@ public final class AuthService: RunnableService {
         self.housekeeper = Housekeeper(tasks: [
             .forgetKeptReplies(in: database),
             .checkpoint(database),
-            .init(name: "forget-sessions", every: 600) { try store.purge(now: Date(), loginWindow: policy.window) },
+            .init(name: "forget-sessions", every: 600) {
+                try store.purge(now: Date(), loginWindow: policy.window, knownFor: policy.knownFor)
+            },
         ], logger: logger)
         self.server = Server(
             configuration: .init(service: AuthAPI.service, endpoint: settings.endpoint, workers: settings.workers,

@@ -211,6 +211,7 @@ final class AuthStore: Sendable {
     /// Deletes the user with their avatar and sessions, and tells followers.
     func deleteUser(userID: String, in db: Database) throws {
         try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [userID])
+        try db.execute(sql: "DELETE FROM known_origin WHERE user_id = ?", arguments: [userID])
         try outbox.record(UserChange(seq: 0, type: .deleted, userId: userID, user: nil), entity: userID, in: db)
     }
 
@@ -329,14 +330,20 @@ final class AuthStore: Sendable {
         try database.pool.write { db in
             let since = now.addingTimeInterval(-window).timeIntervalSince1970
             for budget in budgets {
-                let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM password_failure WHERE budget = ? AND at >= ?"),
-                                             arguments: [budget.key, since]) ?? 0
+                let row = try Row.fetchOne(db.cachedStatement(sql: """
+                    SELECT count(*), max(at) FROM password_failure WHERE budget = ? AND at >= ?
+                    """), arguments: [budget.key, since])
+                let count: Int = row?[0] ?? 0
                 guard count >= budget.limit else { continue }
-                // The window admits another try once enough of these failures have aged out.
-                let oldest = try Double.fetchOne(db.cachedStatement(sql: """
+                // A refusing budget admits another try once enough of its failures have aged out.
+                let oldestOver = try Double.fetchOne(db.cachedStatement(sql: """
                     SELECT at FROM password_failure WHERE budget = ? AND at >= ? ORDER BY at LIMIT 1 OFFSET ?
                     """), arguments: [budget.key, since, count - budget.limit]) ?? now.timeIntervalSince1970
-                throw BudgetSpent(budget: budget, reopensAt: Date(timeIntervalSince1970: oldest + window))
+                let latest: Double = row?[1] ?? now.timeIntervalSince1970
+                if let reopens = budget.reopens(count: count, oldestOver: oldestOver, latest: latest, window: window,
+                                                now: now.timeIntervalSince1970) {
+                    throw BudgetSpent(budget: budget, reopensAt: Date(timeIntervalSince1970: reopens))
+                }
             }
             let insert = try db.cachedStatement(sql: "INSERT INTO password_failure (budget, at) VALUES (?, ?)")
             var rows: [Int64] = []
@@ -346,6 +353,25 @@ final class AuthStore: Sendable {
             }
             return ChargedAttempt(failureRows: rows, clearedOnSuccess: cleared)
         }
+    }
+
+    // MARK: Known origins
+
+    /// Whether `userID` signed in from `origin` since `since` (LoginPolicy).
+    func isKnown(origin: String, userID: String, since: Date) throws -> Bool {
+        try database.pool.read { db in
+            try Bool.fetchOne(db.cachedStatement(sql: """
+                SELECT EXISTS(SELECT 1 FROM known_origin WHERE user_id = ? AND origin = ? AND last_at >= ?)
+                """), arguments: [userID, origin, since.timeIntervalSince1970]) ?? false
+        }
+    }
+
+    /// Notes that `userID` signed in (or proved its password) from `origin`.
+    func noteSignIn(userID: String, origin: String, now: Date, in db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO known_origin (user_id, origin, last_at) VALUES (?, ?, ?)
+            ON CONFLICT (user_id, origin) DO UPDATE SET last_at = excluded.last_at
+            """, arguments: [userID, origin, now.timeIntervalSince1970])
     }
 
     /// Takes back a charged check whose password was right, and empties the budgets
@@ -375,12 +401,14 @@ final class AuthStore: Sendable {
 
     // MARK: Upkeep
 
-    /// Forgets what no rule needs any more: old login failures, expired refresh
-    /// tokens, and sessions ended a month ago.
-    func purge(now: Date, loginWindow: TimeInterval) throws {
+    /// Forgets what no rule needs any more: old login failures, origins not signed
+    /// in from for `knownFor`, expired refresh tokens, and sessions ended a month ago.
+    func purge(now: Date, loginWindow: TimeInterval, knownFor: TimeInterval) throws {
         try database.pool.write { db in
             try db.execute(sql: "DELETE FROM password_failure WHERE at < ?",
                            arguments: [now.addingTimeInterval(-loginWindow).timeIntervalSince1970])
+            try db.execute(sql: "DELETE FROM known_origin WHERE last_at < ?",
+                           arguments: [now.addingTimeInterval(-knownFor).timeIntervalSince1970])
             try db.execute(sql: "DELETE FROM refresh_token WHERE expires_at < ?", arguments: [now.timeIntervalSince1970])
             try db.execute(sql: "DELETE FROM session WHERE revoked_at < ?",
                            arguments: [now.addingTimeInterval(-Self.refreshTokenLifetime).timeIntervalSince1970])

@@ -84,14 +84,15 @@ final class RequestPipeline: Sendable {
     let security: ServerSecurity?
     let database: ServiceDatabase?
     let logger: Logger
-    let pools: [String: WorkQueue<Job>]
+    /// Slow work's queues, fair across the requests' origins.
+    let pools: [String: FairQueue<Job>]
     let rateLimiter: RateLimiter?
     let inFlight = InFlightRequests()
     /// Set when the service begins to stop: pools refuse work they have not begun.
     let isStopping = Atomic<Bool>(false)
 
     init(service: String, router: Router, verifier: TokenVerifier?, callerCheck: CallerCheck?, security: ServerSecurity?,
-         database: ServiceDatabase?, logger: Logger, pools: [String: WorkQueue<Job>], rateLimiter: RateLimiter?) {
+         database: ServiceDatabase?, logger: Logger, pools: [String: FairQueue<Job>], rateLimiter: RateLimiter?) {
         self.rateLimiter = rateLimiter
         self.security = security
         self.service = service
@@ -138,9 +139,13 @@ final class RequestPipeline: Sendable {
         return .answered(frames)
     }
 
-    /// The `rate_limited` reply when an admitted caller is over the op's limit; nil
-    /// when it may go on (and one call is taken from its bucket).
+    /// The `rate_limited` reply when the client's address or an admitted caller is
+    /// over the op's limit; nil when it may go on (and one call is taken from each bucket).
     private func overRate(_ job: Job) -> Data? {
+        if let limit = job.route.addressLimit, let address = relayedAddress(of: job), let wait = limit.limiter.take(address) {
+            return ReplyEnvelope.failure(id: job.envelope.id,
+                                         error: .rateLimited(limit.refusal, retryAfterMs: Int((wait * 1000).rounded(.up))))
+        }
         guard let rate = job.route.rate, let caller = job.caller else { return nil }
         let limiter: RateLimiter?, message: String
         switch rate {
@@ -172,7 +177,7 @@ final class RequestPipeline: Sendable {
             return
         }
         if usePools, case .pool(let name) = job.route.lane, let pool = pools[name] {
-            guard pool.offer(job) else {
+            guard pool.offer(job, key: origin(of: job)) else {
                 let error = ServiceError.rateLimited("too many \(job.route.name) requests are waiting; try again shortly",
                                                      retryAfterMs: 1000)
                 send(job.incoming.reply(ReplyEnvelope.failure(id: job.envelope.id, error: error)))
@@ -269,9 +274,15 @@ final class RequestPipeline: Sendable {
     /// Whom a request comes from, for budgets kept per origin (failed logins): the
     /// end client's address a service (the edge) relays in `origin`, else the peer's
     /// key, else this machine.
-    private func origin(of job: Job) -> String {
-        if role(of: job.incoming) == .service, let origin = job.envelope.origin { return origin }
-        return job.incoming.peerKey.map { "key:\($0)" } ?? "local"
+    func origin(of job: Job) -> String {
+        relayedAddress(of: job) ?? job.incoming.peerKey.map { "key:\($0)" } ?? "local"
+    }
+
+    /// The end client's address a service relays in `origin`, as budgets count it
+    /// (an IPv6 client by its /64); nil when no service relays one.
+    private func relayedAddress(of job: Job) -> String? {
+        guard role(of: job.incoming) == .service, let origin = job.envelope.origin else { return nil }
+        return ClientAddress.budgetKey(origin)
     }
 
     /// Checks the token when one is sent, and the op's access rule.

@@ -121,6 +121,13 @@ public struct Router: Sendable {
         routes[op.name]?.servicesOnly = true
     }
 
+    /// Counts `op` against `limit` by the client's address, besides any limit it has
+    /// per caller. Ops that share one `AddressLimit` share its budget.
+    public mutating func limitByAddress<Request, Response>(_ op: Op<Request, Response>, _ limit: AddressLimit) {
+        precondition(routes[op.name] != nil, "\(op.name) is limited before it is registered")
+        routes[op.name]?.addressLimit = limit
+    }
+
     func route(_ name: String) -> Route? { routes[name] }
     var allRoutes: Dictionary<String, Route>.Values { routes.values }
 
@@ -184,9 +191,26 @@ struct Route: Sendable {
     let lane: Lane
     /// How often one caller may call it; nil for no limit.
     let rate: RateLimit?
+    /// How often one client address may call it; nil for no limit.
+    var addressLimit: AddressLimit?
     /// Refused to peers without a service key (`PeerRole`).
     var servicesOnly = false
     let run: @Sendable (RequestEnvelope, RequestContext) throws -> HandlerOutput
+}
+
+/// A budget per client address on ops that a fresh account or no account at all
+/// would otherwise sidestep: creating accounts, looking users up by email. It counts
+/// the end client's address a service relays (`origin`, by `ClientAddress.budgetKey`),
+/// so requests that relay none (operators' `here`, the services) are not counted.
+public struct AddressLimit: Sendable {
+    let limiter: RateLimiter
+    /// The `rate_limited` message once it is spent.
+    let refusal: String
+
+    public init(_ limiter: RateLimiter, refusal: String) {
+        self.limiter = limiter
+        self.refusal = refusal
+    }
 }
 
 /// A per-caller limit on an op.

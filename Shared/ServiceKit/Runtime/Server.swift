@@ -110,7 +110,7 @@ public final class Server: Sendable {
                 precondition(configuration.pools[pool] != nil, "\(route.name) runs on pool \(pool), which is not configured")
             }
         }
-        let pools = configuration.pools.mapValues { WorkQueue<Job>(capacity: $0.queueCapacity) }
+        let pools = configuration.pools.mapValues { FairQueue<Job>(capacity: $0.queueCapacity) }
         self.configuration = configuration
         self.logger = logger
         self.repliesEndpoint = "inproc://\(service)-\(UUID().uuidString)-replies"
