@@ -40,12 +40,44 @@ struct WatchRelayTests {
         }
         #expect(reset.contains("\"type\":\"watch.opened\"") && reset.contains("\"reset\":true") && reset.contains(bike.id))
 
-        // A watch that has everything geo published is left alone.
-        for _ in 0..<5 {
-            watches.sweep(now: Date().addingTimeInterval(SocketWatches.arrivalGrace + 1))
-            try await Task.sleep(for: .milliseconds(200))
+        // A watch that has everything geo published is left alone: its renewal finds
+        // nothing missing, and the sweep after the grace has nothing to open again.
+        for round in 1...3 {
+            for renewal in watches.sweep(now: Date().addingTimeInterval(Double(round) * (SocketWatches.arrivalGrace + 1))) {
+                await renewal.value
+            }
         }
-        #expect(channel.texts.count == 2)
+        #expect(channel.texts.count == 2, "\(channel.texts)")
+        geo.stop()
+    }
+
+    @Test("a burst of opens on one socket opens at most its 20 watches, counting those geo has not answered yet")
+    func burstOfOpens() async throws {
+        let upstream = try Upstream()
+        let geo = try GeoService(settings: try upstream.stack.settings(for: "geo"), logger: TestStack.logger("geo"))
+        try upstream.stack.start(geo)
+        let client = try AsyncServiceClient(.init(service: "geo", endpoint: upstream.stack.endpoint("geo"), timeout: 20))
+        let watches = SocketWatches(geo: client, renewAfter: 240)
+        let channel = OutboxTests.FakeChannel()
+        let outbox = channel.outbox()
+        let user = try upstream.user()
+        watches.signedIn(socketID: 1, token: user.token)
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<45 {
+                group.addTask {
+                    await watches.open(socketID: 1, key: "w\(index)", body: ["search": .object(["lat": 52.09, "lon": 5.12, "radius": 2000])],
+                                       outbox: outbox)
+                }
+            }
+        }
+        let opened = channel.texts.filter { $0.contains("\"type\":\"watch.opened\"") }
+        let refused = channel.texts.filter { $0.contains("\"code\":\"rate_limited\"") }
+        #expect(opened.count == SocketWatches.perSocket && refused.count == 45 - SocketWatches.perSocket, "\(channel.texts.count) messages")
+        // Once one is closed, another opens.
+        await watches.unwatch(socketID: 1, key: try #require(opened.first.flatMap { JSONMemberScanner.member("id", of: Data($0.utf8))?.stringValue }))
+        await watches.open(socketID: 1, key: "late", body: ["search": .object(["lat": 52.09, "lon": 5.12, "radius": 2000])], outbox: outbox)
+        #expect(channel.texts.last?.contains("\"type\":\"watch.opened\"") == true)
+        await watches.socketClosed(1)
         geo.stop()
     }
 

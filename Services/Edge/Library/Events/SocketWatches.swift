@@ -49,6 +49,9 @@ final class SocketWatches: Sendable {
         var entries: [String: Entry] = [:]
         /// Socket → its key → geo's watch id.
         var keys: [Int: [String: String]] = [:]
+        /// Socket → the keys it asked to open that geo has not answered yet: counted
+        /// against `perSocket` with the open ones, so a burst cannot open more.
+        var opening: [Int: Set<String>] = [:]
         /// Each socket's latest token: watches are opened and renewed with it.
         var tokens: [Int: String] = [:]
         /// Events for watch ids not known yet: geo may publish an event before its
@@ -83,7 +86,11 @@ final class SocketWatches: Sendable {
     func open(socketID: Int, key: String, body: JSONObject, outbox: EventHub.Outbox) async {
         let (token, replaced, full) = state.withLock { state -> (String?, String?, Bool) in
             let keys = state.keys[socketID] ?? [:]
-            return (state.tokens[socketID], keys[key], keys[key] == nil && keys.count >= Self.perSocket)
+            let opening = state.opening[socketID] ?? []
+            let held = Set(keys.keys).union(opening)
+            let full = !held.contains(key) && held.count >= Self.perSocket
+            if !full, state.tokens[socketID] != nil { state.opening[socketID, default: []].insert(key) }
+            return (state.tokens[socketID], keys[key], full)
         }
         guard let token else {
             outbox.send(Self.error(key: key, ServiceError.unauthenticated("send a token first")))
@@ -92,6 +99,12 @@ final class SocketWatches: Sendable {
         guard !full else {
             outbox.send(Self.error(key: key, ServiceError(code: .rateLimited, message: "a socket holds at most \(Self.perSocket) watches")))
             return
+        }
+        defer {
+            state.withLock { state in
+                state.opening[socketID]?.remove(key)
+                if state.opening[socketID]?.isEmpty == true { state.opening[socketID] = nil }
+            }
         }
         if let replaced { await close(socketID: socketID, key: key, watchId: replaced, token: token) }
         do {
@@ -185,8 +198,10 @@ final class SocketWatches: Sendable {
     }
 
     /// Renews the watches due, opens again those whose events were lost, and forgets
-    /// early events nobody claimed: every few seconds, from the hub's sweep.
-    func sweep(now: Date = Date()) {
+    /// early events nobody claimed: every few seconds, from the hub's sweep. Returns
+    /// the renewals and reopenings it started, for whoever wants to wait for them.
+    @discardableResult
+    func sweep(now: Date = Date()) -> [Task<Void, Never>] {
         let renewAfter = self.renewAfter
         let (due, short) = state.withLock { state -> ([(Entry, String)], [Entry]) in
             state.early = state.early.filter { now.timeIntervalSince($0.value[0].at) < 10 }
@@ -206,9 +221,9 @@ final class SocketWatches: Sendable {
             }
             return (due, short)
         }
-        for entry in short { Task { await reopen(entry) } }
+        var started = short.map { entry in Task { await reopen(entry) } }
         for (entry, token) in due {
-            Task {
+            started.append(Task {
                 // Its replica is down or behind (the probe says so within a second):
                 // open it on another now rather than wait out a renewal's timeout.
                 if geo.replicas.count > 1 && !holderTakesRequests(entry.watchId) {
@@ -233,8 +248,9 @@ final class SocketWatches: Sendable {
                     // Geo did not answer: the next sweep tries again, well inside the lease.
                     state.withLock { $0.entries[entry.watchId]?.renewedAt = now.addingTimeInterval(-renewAfter + min(10, renewAfter / 2)) }
                 }
-            }
+            })
         }
+        return started
     }
 
     /// Opens a watch again after geo lost it or events were lost, and tells the socket.
