@@ -21,7 +21,9 @@ struct EdgeBenchmark {
         let fileLimit = SocketSwarm.raiseFileLimit()
         let stack = try BenchStack(directory: directory, services: ["auth", "catalogue", "geo", "chat"])
         defer { stack.stop() }
-        let port = try stack.startEdge(environment: ["HEREABOUTS_EDGE_MAX_SOCKETS": "\(max(20_000, sockets + 100))"])
+        // The load comes from this machine's one address.
+        let port = try stack.startEdge(environment: ["HEREABOUTS_EDGE_MAX_SOCKETS": "\(max(20_000, sockets + 100))",
+                                                     "HEREABOUTS_EDGE_MAX_SOCKETS_PER_ADDRESS": "\(max(20_000, sockets + 100))"])
         let searchSection = try dataset.map { try search(stack: stack, port: port, dataset: $0) }
             ?? "### Search through the edge\n\nSkipped: needs `--dataset` (make bench makes it)."
         let socketSection = try manySockets(stack: stack, port: port, fileLimit: fileLimit)

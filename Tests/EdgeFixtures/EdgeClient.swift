@@ -8,6 +8,8 @@ public struct EdgeClient: Sendable {
     public var token: String?
     /// Sent on every request (e.g. `X-Forwarded-For` through a trusted proxy).
     public var headers: [(String, String)] = []
+    /// The local address requests are sent from; the kernel's choice (127.0.0.1) when nil.
+    public var source: String?
 
     public init(port: Int, token: String? = nil) {
         self.port = port
@@ -17,7 +19,7 @@ public struct EdgeClient: Sendable {
     /// Sends a request and reads its response.
     public func send(_ method: String, _ path: String, headers: [(String, String)] = [], body: Data? = nil,
                      contentType: String? = nil) throws -> HTTPReply {
-        let connection = try RawConnection(port: port)
+        let connection = try RawConnection(port: port, source: source)
         connection.send(Self.request(method, path, port: port, token: token, headers: [("Connection", "close")] + self.headers + headers,
                                      body: body, contentType: contentType))
         return try connection.receiveResponse(to: method)
@@ -66,6 +68,13 @@ public struct EdgeClient: Sendable {
     public func signed(_ token: String) -> EdgeClient {
         var client = self
         client.token = token
+        return client
+    }
+
+    /// The same client sending from another local address (another client to the edge).
+    public func from(_ source: String) -> EdgeClient {
+        var client = self
+        client.source = source
         return client
     }
 }

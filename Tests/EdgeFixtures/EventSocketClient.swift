@@ -32,9 +32,10 @@ public final class EventSocketClient: Sendable {
 
     /// Opens the socket; throws when the upgrade was refused (with the response) or nothing answered.
     /// A client with `answersPings: false` lets the server's pings go unanswered, as one gone silent.
-    public init(port: Int, path: String = "/v1/events", headers: [(String, String)] = [], answersPings: Bool = true) throws {
+    public init(port: Int, path: String = "/v1/events", headers: [(String, String)] = [], answersPings: Bool = true,
+                source: String? = nil) throws {
         self.answersPings = answersPings
-        connection = try RawConnection(port: port, timeout: 15)
+        connection = try RawConnection(port: port, source: source, timeout: 15)
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"

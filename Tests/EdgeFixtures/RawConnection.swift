@@ -18,9 +18,23 @@ public final class RawConnection: @unchecked Sendable {
         public init(description: String) { self.description = description }
     }
 
-    public init(port: Int, host: String = "127.0.0.1", timeout: TimeInterval = 30) throws {
+    /// - Parameter source: the local address to send from (`127.0.0.2`: every
+    ///   127.x address is this machine's, so tests can be several clients).
+    public init(port: Int, host: String = "127.0.0.1", source: String? = nil, timeout: TimeInterval = 30) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(fd)
+                throw Failure(description: "bind to \(source): errno \(errno)")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

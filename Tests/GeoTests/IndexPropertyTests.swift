@@ -208,7 +208,7 @@ struct IndexPropertyTests {
             } while n > 0
             return String(repeating: "a", count: max(0, 4 - letters.count)) + String(letters.reversed())
         }
-        var index = PostIndex()
+        let index = PostIndex()
         let count = 70_000
         index.load(expectedCount: count) { add in
             for n in 0..<count {

@@ -11,8 +11,8 @@ import Wire
 @Suite("The events WebSocket", .serialized, .ownThread)
 struct EdgeSocketTests {
     /// A WebSocket upgrade request, raw, for what a refused one is answered.
-    static func upgrade(_ port: Int, token: String? = nil) throws -> HTTPReply {
-        let connection = try RawConnection(port: port)
+    static func upgrade(_ port: Int, token: String? = nil, source: String? = nil) throws -> HTTPReply {
+        let connection = try RawConnection(port: port, source: source)
         var head = "GET /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import Wire
 
 /// What the edge knows about a request besides the request itself.
 struct EdgeContext: RequestContext {
@@ -12,6 +13,9 @@ struct EdgeContext: RequestContext {
     /// The client's address as the edge believes it: `X-Forwarded-For` when the peer
     /// is a trusted proxy, else the peer's address (set by `ClientMiddleware`).
     var clientAddress: String
+    /// Whom per-address budgets count the client as: `clientAddress`, an IPv6 one by
+    /// its /64 (`ClientAddress.budgetKey`; set by `ClientMiddleware`).
+    var clientKey: String
     /// `X-Request-Id`, as sent or made (set by `ClientMiddleware`).
     var requestID = ""
 
@@ -19,6 +23,7 @@ struct EdgeContext: RequestContext {
         coreContext = .init(source: source)
         peerAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
         clientAddress = peerAddress
+        clientKey = ClientAddress.budgetKey(peerAddress)
     }
 
     /// Bodies are read by the routes themselves, each with its own limit.
@@ -39,6 +44,7 @@ struct ClientMiddleware: RouterMiddleware {
         context.requestID = sent ?? UUID().uuidString.lowercased()
         context.logger[metadataKey: "request"] = "\(context.requestID)"
         context.clientAddress = Self.client(of: request.headers, peer: context.peerAddress, trusting: trustedProxies)
+        context.clientKey = ClientAddress.budgetKey(context.clientAddress)
         var response = try await next(request, context)
         response.headers[.xRequestID] = context.requestID
         return response

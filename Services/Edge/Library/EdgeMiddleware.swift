@@ -104,13 +104,13 @@ struct CORS: RouterMiddleware {
     }
 }
 
-/// A token bucket per client address: `429` with `Retry-After` past it.
+/// A token bucket per client address (an IPv6 client's /64): `429` with `Retry-After` past it.
 struct RateLimitMiddleware: RouterMiddleware {
     typealias Context = EdgeContext
     let limiter: RateLimiter
 
     func handle(_ request: Request, context: EdgeContext, next: (Request, EdgeContext) async throws -> Response) async throws -> Response {
-        if let wait = limiter.take(context.clientAddress) {
+        if let wait = limiter.take(context.clientKey) {
             throw Problem(ServiceError.rateLimited("too many requests from this address; slow down",
                                                    retryAfterMs: Int((wait * 1000).rounded(.up))))
         }

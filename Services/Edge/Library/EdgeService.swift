@@ -145,8 +145,8 @@ public final class EdgeService {
         // A /v1/events upgrade (EdgeChannel upgrades no other path) refused over the rate
         // limit or a socket limit, or for a bad token, is answered with why: 429 or 401.
         let decide: @Sendable (HTTPRequest, any Channel) async -> EdgeChannel.UpgradeDecision = { head, channel in
-            let client = ClientMiddleware.client(of: head.headerFields, peer: channel.remoteAddress?.ipAddress ?? "unknown",
-                                                 trusting: trusted)
+            let client = ClientAddress.budgetKey(ClientMiddleware.client(of: head.headerFields,
+                                                                          peer: channel.remoteAddress?.ipAddress ?? "unknown", trusting: trusted))
             var refusal: Problem?
             if let limiter, let wait = limiter.take(client) {
                 refusal = Problem(ServiceError.rateLimited("too many requests from this address; slow down",
@@ -159,13 +159,13 @@ public final class EdgeService {
                 case .admit(let admitted): caller = admitted
                 }
             }
-            if refusal == nil, !hub.admitSocket() { refusal = SocketAdmission.edgeFull }
+            if refusal == nil { refusal = hub.admitSocket(from: client) }
             if let refusal {
                 await FirstRequestGuard.answer(refusal.http1Bytes, on: channel)
                 return .refused
             }
             // The place taken is given back however the connection ends, upgraded or not.
-            channel.closeFuture.whenComplete { _ in hub.socketClosed() }
+            channel.closeFuture.whenComplete { _ in hub.socketClosed(from: client) }
             return .open(caller, language: head.headerFields[.acceptLanguage].flatMap { LanguageTag.preferred(acceptLanguage: $0) })
         }
         var server = HTTPServerBuilder { responder in

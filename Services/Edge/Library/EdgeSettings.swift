@@ -20,9 +20,11 @@ public struct EdgeSettings: Sendable {
     public var tlsKey: String?
     /// Requests per second per client address, and the burst; nil for no limit.
     public var rateLimit: RateLimiter.Policy?
-    /// WebSockets open at once, in all; and per user.
+    /// WebSockets open at once, in all; per user; and per client address (an IPv6
+    /// client's /64).
     public var maxSockets: Int
     public var maxSocketsPerUser: Int
+    public var maxSocketsPerAddress: Int
     /// A request's headers must arrive within this; a connection with no request in
     /// it for this long is closed.
     public var headerTimeout: TimeInterval
@@ -96,6 +98,8 @@ public struct EdgeSettings: Sendable {
         maxSockets = try Self.integer(value("MAX_SOCKETS"), name: "HEREABOUTS_EDGE_MAX_SOCKETS", default: 20_000, in: 1...1_000_000)
         maxSocketsPerUser = try Self.integer(value("MAX_SOCKETS_PER_USER"), name: "HEREABOUTS_EDGE_MAX_SOCKETS_PER_USER",
                                              default: 8, in: 1...1_000)
+        maxSocketsPerAddress = try Self.integer(value("MAX_SOCKETS_PER_ADDRESS"), name: "HEREABOUTS_EDGE_MAX_SOCKETS_PER_ADDRESS",
+                                                default: 100, in: 1...1_000_000)
         headerTimeout = Double(try Self.integer(value("HEADER_TIMEOUT"), name: "HEREABOUTS_EDGE_HEADER_TIMEOUT",
                                                 default: 10, in: 1...3600))
         bodyTimeout = Double(try Self.integer(value("BODY_TIMEOUT"), name: "HEREABOUTS_EDGE_BODY_TIMEOUT", default: 60, in: 1...3600))

@@ -133,6 +133,8 @@ final class EventHub: Sendable {
     private let socketsOpen = Gauge(label: "hereabouts_edge_websockets_open")
     /// Sockets upgraded and not yet closed, signed in or not.
     let openCount = Atomic<Int>(0)
+    /// The same, by client address (budget key).
+    private let openByAddress = Mutex<[String: Int]>([:])
 
     init(settings: EdgeSettings, logger: Logger, watches: SocketWatches? = nil) {
         self.settings = settings
@@ -146,20 +148,41 @@ final class EventHub: Sendable {
 
     // MARK: Sockets
 
-    /// Takes a place for a new socket, or refuses when the edge holds its maximum.
-    func admitSocket() -> Bool {
+    /// Takes a place for a new socket from the client `address` (its budget key), or
+    /// the refusal when the edge, or that address, holds its maximum: so one address
+    /// cannot take every place and have everyone else refused.
+    func admitSocket(from address: String) -> Problem? {
+        let admitted = openByAddress.withLock { open -> Bool in
+            guard open[address, default: 0] < settings.maxSocketsPerAddress else { return false }
+            open[address, default: 0] += 1
+            return true
+        }
+        guard admitted else {
+            return Problem(ServiceError.rateLimited("this address has \(settings.maxSocketsPerAddress) sockets open, the most there may be",
+                                                    retryAfterMs: 5_000))
+        }
         let (_, count) = openCount.add(1, ordering: .relaxed)
         guard count <= settings.maxSockets else {
             openCount.subtract(1, ordering: .relaxed)
-            return false
+            release(address)
+            return SocketAdmission.edgeFull
         }
         socketsOpen.record(count)
-        return true
+        return nil
     }
 
-    func socketClosed() {
+    /// Gives back the place `admitSocket(from:)` took.
+    func socketClosed(from address: String) {
         let (_, count) = openCount.subtract(1, ordering: .relaxed)
         socketsOpen.record(count)
+        release(address)
+    }
+
+    private func release(_ address: String) {
+        openByAddress.withLock { open in
+            open[address, default: 1] -= 1
+            if open[address] == 0 { open[address] = nil }
+        }
     }
 
     /// Keeps an eye on a socket's deadline from its upgrade until `unwatch`.
