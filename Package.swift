@@ -423,7 +423,7 @@ let package = Package(
         .testTarget(
             name: "SystemTests",
             dependencies: ["TestThreads", "ServiceClient", "ServiceKitTesting", "EdgeFixtures", "ServiceKit", "StackClient", "Contracts", "Wire", "ZeroMQ",
-                           "Imaging",
+                           "Imaging", "Gateway",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket")],
             swiftSettings: swiftSettings

@@ -65,6 +65,27 @@ struct StorageTests {
         #expect(commits.load(ordering: .relaxed) == expected.count)
     }
 
+    @Test("copies a backup leaves behind are pruned: past an hour old, and past the newest three others")
+    func backupsArePruned() throws {
+        let (database, directory) = try openDatabase()
+        let backups = directory.appendingPathComponent("backups")
+        let now = Date()
+        for (index, name) in ["a", "b", "c", "d", "e"].enumerated() {
+            _ = try database.backup(name: name, service: "toy", now: now)
+            // Made a minute apart, "a" first.
+            try FileManager.default.setAttributes([.modificationDate: now.addingTimeInterval(Double(index - 10) * 60)],
+                                                  ofItemAtPath: backups.appendingPathComponent(name).path)
+        }
+        let stale = backups.appendingPathComponent("stale")
+        try FileManager.default.createDirectory(at: stale, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.modificationDate: now.addingTimeInterval(-2 * 3_600)], ofItemAtPath: stale.path)
+        _ = try database.backup(name: "f", service: "toy", now: now)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: backups.path).sorted()
+        #expect(kept == ["c", "d", "e", "f"], "the newest three others and the new one")
+        // A retried request for a name that is kept describes its copy again.
+        #expect(try database.backup(name: "e", service: "toy", now: now).bytes > 0)
+    }
+
     @Test("a checkpoint starts the WAL over even while writes keep coming")
     func checkpointRestartsTheWAL() throws {
         let (database, directory) = try openDatabase()

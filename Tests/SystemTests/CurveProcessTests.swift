@@ -99,6 +99,12 @@ struct CurveProcessTests {
         // The feed, with every discoverable home, is for services.
         #expect(hereAuth.failure(AuthAPI.changes, ChangesRequest())?.code == .permissionDenied)
         #expect(try edgeAuth.call(AuthAPI.changes, ChangesRequest()).changes.count == 2)
+        // A copy of the file, on the service's disk, is for the operator alone: not the edge, nor any service.
+        let refusedBackup = edgeAuth.failure(BackupAPI.backup("auth"), BackupRequest(name: "by-edge"))
+        #expect(refusedBackup?.code == .permissionDenied, "\(String(describing: refusedBackup))")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("backups/by-edge").path))
+        let copy = try hereAuth.call(BackupAPI.backup("auth"), BackupRequest(name: "by-here"))
+        #expect(FileManager.default.fileExists(atPath: copy.file) && copy.bytes > 0)
 
         // Event subscriptions: bob's topic, asked for in every way.
         let bobTopic = ChatAPI.messageTopic(userId: bob.user.id)

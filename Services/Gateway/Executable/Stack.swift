@@ -55,14 +55,7 @@ struct Up: ParsableCommand {
             try KeyRing.generate(into: keys)
             childEnvironment[KeyRing.environmentVariable] = keys.path
         }
-        // The demo's operator account may see the console's operators' page, unless the
-        // operators are named: on the start that seeds it, and on those after (the
-        // marker says the account is the demo's own, not one anybody registered).
         let demoMarker = directory.appendingPathComponent(DemoData.markerFile)
-        if (environment["HEREABOUTS_EDGE_OPERATORS"] ?? "").isEmpty,
-           (demo && firstStart) || FileManager.default.fileExists(atPath: demoMarker.path) {
-            childEnvironment["HEREABOUTS_EDGE_OPERATORS"] = DemoData.operatorEmail
-        }
         guard (1...16).contains(geoReplicas) else {
             FileHandle.standardError.write(Data("here: --geo-replicas must be from 1 to 16, not \(geoReplicas)\n".utf8))
             throw ExitCode(2)
@@ -94,7 +87,24 @@ struct Up: ParsableCommand {
             return source
         }
         do {
-            try supervisor.start()
+            try supervisor.startServices()
+            // The demo is seeded before the edge starts, so that the edge is told its
+            // operator: the demo's operator account, by the id the marker keeps, unless
+            // the operators are named.
+            if demo && firstStart {
+                do {
+                    let seeded = try DemoData.seed(Gateway(environment: childEnvironment))
+                    for line in seeded.lines { Self.say("demo data: \(line)", json: options.json) }
+                    try Data("\(seeded.operatorId)\n".utf8).write(to: demoMarker)
+                } catch {
+                    Self.say("demo data could not be added: \(GatewayError.from(error).message)", json: options.json)
+                }
+            }
+            var edgeEnvironment: [String: String] = [:]
+            if (environment["HEREABOUTS_EDGE_OPERATORS"] ?? "").isEmpty, let operatorId = DemoData.operatorId(marker: demoMarker) {
+                edgeEnvironment["HEREABOUTS_EDGE_OPERATORS"] = operatorId
+            }
+            try supervisor.startEdge(environment: edgeEnvironment)
         } catch is Supervisor.Stopped {
             supervisor.stop()
             return
@@ -102,14 +112,6 @@ struct Up: ParsableCommand {
             let failure = GatewayError.from(error)
             FileHandle.standardError.write(Data("here: \(failure.message)\n".utf8))
             throw ExitCode(failure.exitCode)
-        }
-        if demo && firstStart {
-            do {
-                for line in try DemoData.seed(Gateway(environment: childEnvironment)) { Self.say("demo data: \(line)", json: options.json) }
-                _ = FileManager.default.createFile(atPath: demoMarker.path, contents: Data("seeded by here up --demo\n".utf8))
-            } catch {
-                Self.say("demo data could not be added: \(GatewayError.from(error).message)", json: options.json)
-            }
         }
         let security = plaintext || childEnvironment[KeyRing.environmentVariable]?.isEmpty != false
             ? "plaintext" : "CurveZMQ, keys in \(childEnvironment[KeyRing.environmentVariable]!)"

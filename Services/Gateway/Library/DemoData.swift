@@ -9,8 +9,17 @@ public enum DemoData {
     public static let password = "hereabouts-demo"
     /// The account that sees the console's operators' page in a demo stack.
     public static let operatorEmail = "operator@demo.hereabouts"
-    /// Written into the data directory once the demo is seeded.
+    /// Written into the data directory once the demo is seeded; it holds the
+    /// operator's user id, which `here up` names to the edge on every start.
     public static let markerFile = "demo-seeded"
+
+    /// The demo operator's user id, as the marker of a seeded data directory keeps it;
+    /// nil without one (or one written before it kept the id: such a demo has no operator).
+    public static func operatorId(marker: URL) -> String? {
+        guard let text = try? String(contentsOf: marker, encoding: .utf8) else { return nil }
+        let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return Identifier.isValidEntityID(id) ? id : nil
+    }
 
     struct Account {
         var email: String
@@ -19,9 +28,15 @@ public enum DemoData {
         var home: (lat: Double, lon: Double)? = nil
     }
 
-    /// Seeds through the public ops, as any client would; returns a line per account.
-    public static func seed(_ gateway: Gateway) throws -> [String] {
-        func register(_ account: Account) throws -> String {
+    /// What seeding made: a line per account, and the operator's user id.
+    public struct Seeded: Sendable {
+        public var lines: [String]
+        public var operatorId: String
+    }
+
+    /// Seeds through the public ops, as any client would.
+    public static func seed(_ gateway: Gateway) throws -> Seeded {
+        func register(_ account: Account) throws -> SessionReply {
             let reply = try gateway.call(AuthAPI.register, RegisterRequest(email: account.email, password: password,
                                                                            displayName: account.displayName, attributes: account.attributes),
                                          token: .none)
@@ -29,10 +44,11 @@ public enum DemoData {
                 _ = try gateway.client(AuthAPI.service).call(AuthAPI.locationSet, LocationSetRequest(lat: home.lat, lon: home.lon, discoverable: true),
                                                              token: reply.accessToken)
             }
-            return reply.accessToken
+            return reply
         }
-        func post(_ token: String, _ drafts: [PostDraft]) throws {
-            _ = try gateway.client(CatalogueAPI.service).call(CatalogueAPI.importPosts, ImportPostsRequest(posts: drafts), token: token)
+        func post(_ owner: SessionReply, _ drafts: [PostDraft]) throws {
+            _ = try gateway.client(CatalogueAPI.service).call(CatalogueAPI.importPosts, ImportPostsRequest(posts: drafts),
+                                                              token: owner.accessToken)
         }
         let utrecht = PostPlace(city: "Utrecht", countryCode: "NL"), koln = PostPlace(city: "Köln", countryCode: "DE")
         let shop = try register(Account(email: "bikes@demo.hereabouts", displayName: "Utrecht Bikes"))
@@ -69,8 +85,9 @@ public enum DemoData {
         _ = try register(Account(email: "bob@demo.hereabouts", displayName: "Bob",
                                  attributes: ["certification": .string("OWD"), "years": .number(2), "dives": .number(25)],
                                  home: (51.5000, 3.6100)))
-        _ = try register(Account(email: operatorEmail, displayName: "Operator"))
-        return ["bikes@, burgers@, guide@, tips@, ann@, bob@ and operator@demo.hereabouts, password \(password)",
-                "\(operatorEmail) sees the console's operators' page"]
+        let operatorAccount = try register(Account(email: operatorEmail, displayName: "Operator"))
+        return Seeded(lines: ["bikes@, burgers@, guide@, tips@, ann@, bob@ and operator@demo.hereabouts, password \(password)",
+                              "\(operatorEmail) (user \(operatorAccount.user.id)) sees the console's operators' page"],
+                      operatorId: operatorAccount.user.id)
     }
 }

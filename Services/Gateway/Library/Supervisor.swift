@@ -61,9 +61,15 @@ public final class Supervisor: Sendable {
         self.report = report
     }
 
-    /// Starts each service in order and waits until it answers `health`; a service
-    /// that does not is an error (its log says why).
+    /// Starts each service in order and waits until it answers `health`, then the
+    /// edge; a child that does not answer is an error (its log says why).
     public func start() throws {
+        try startServices()
+        try startEdge()
+    }
+
+    /// Starts each service in order and waits until it answers `health`.
+    public func startServices() throws {
         let logs = configuration.dataDirectory.appendingPathComponent("logs")
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
         for child in serviceChildren {
@@ -77,8 +83,13 @@ public final class Supervisor: Sendable {
             let pid = children.withLock { $0[child.name]?.pid ?? 0 }
             report("\(child.name.padding(toLength: 11, withPad: " ", startingAt: 0))\(child.endpoint)  ready  v\(health.version)  pid \(pid)")
         }
+    }
+
+    /// Starts the edge, when there is to be one, with `environment` added to the
+    /// stack's (what was learned after the services started, such as the operators).
+    public func startEdge(environment: [String: String] = [:]) throws {
         if let listen = configuration.edgeListen {
-            try launch(Self.edge, executable: Self.edge, environment: ["HEREABOUTS_EDGE_LISTEN": listen])
+            try launch(Self.edge, executable: Self.edge, environment: environment.merging(["HEREABOUTS_EDGE_LISTEN": listen]) { $1 })
             guard waitForEdge(listen) else {
                 if stopping.load(ordering: .sequentiallyConsistent) { throw Stopped() }
                 stop()

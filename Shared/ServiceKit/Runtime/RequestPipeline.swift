@@ -287,8 +287,13 @@ final class RequestPipeline: Sendable {
 
     /// Checks the token when one is sent, and the op's access rule.
     private func admit(_ envelope: RequestEnvelope, _ route: Route, peer: PeerRole, mayWait: Bool) throws -> Caller? {
-        if route.servicesOnly, peer != .service {
+        switch route.onlyFor {
+        case .service? where peer != .service:
             throw ServiceError.permissionDenied("\(route.name) is for the services only")
+        case .operator? where peer != .operator && security != nil:
+            throw ServiceError.permissionDenied("\(route.name) is for the operator's here only")
+        default:
+            break
         }
         var caller: Caller?
         if let token = envelope.token {

@@ -118,7 +118,7 @@ public struct Router: Sendable {
                 try outbox.changesReply(after: request.after, limit: request.limit, in: db)
             }
         }
-        routes[op.name]?.servicesOnly = true
+        routes[op.name]?.onlyFor = .service
     }
 
     /// Counts `op` against `limit` by the client's address, besides any limit it has
@@ -126,6 +126,13 @@ public struct Router: Sendable {
     public mutating func limitByAddress<Request, Response>(_ op: Op<Request, Response>, _ limit: AddressLimit) {
         precondition(routes[op.name] != nil, "\(op.name) is limited before it is registered")
         routes[op.name]?.addressLimit = limit
+    }
+
+    /// Refuses `op` to every peer but the operator's `here` (its key is the only
+    /// operator key): ops that copy a file to disk, or make an account an operator.
+    public mutating func operatorsOnly<Request, Response>(_ op: Op<Request, Response>) {
+        precondition(routes[op.name] != nil, "\(op.name) is restricted before it is registered")
+        routes[op.name]?.onlyFor = .operator
     }
 
     func route(_ name: String) -> Route? { routes[name] }
@@ -193,8 +200,9 @@ struct Route: Sendable {
     let rate: RateLimit?
     /// How often one client address may call it; nil for no limit.
     var addressLimit: AddressLimit?
-    /// Refused to peers without a service key (`PeerRole`).
-    var servicesOnly = false
+    /// The one kind of peer that may call it (`PeerRole`: services, or the operator's
+    /// `here`); nil for any. Without CURVE every peer is trusted as both.
+    var onlyFor: PeerRole?
     let run: @Sendable (RequestEnvelope, RequestContext) throws -> HandlerOutput
 }
 

@@ -98,6 +98,7 @@ public final class Server: Sendable {
             router.read(BackupAPI.backup(service)) { request, _ in
                 try database.backup(name: request.name, service: service)
             }
+            router.operatorsOnly(BackupAPI.backup(service))
         }
         router.read(HealthAPI.ready(service)) { _, _ in
             let writable = database?.probeWrite()

@@ -14,10 +14,11 @@ extension ServiceDatabase {
     /// whole; asked again for the same name (a retried request), the finished copy is
     /// described again rather than made twice.
     public func backup(name: String, service: String, now: Date = Date()) throws -> BackupReply {
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-            .appendingPathComponent("backups", isDirectory: true).appendingPathComponent(name, isDirectory: true)
+        let backups = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("backups", isDirectory: true)
+        let directory = backups.appendingPathComponent(name, isDirectory: true)
         let target = directory.appendingPathComponent("\(service).sqlite")
         let files = FileManager.default
+        Self.prune(backups, keeping: name, now: now)
         if !files.fileExists(atPath: target.path) {
             try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let part = target.path + ".part"
@@ -42,6 +43,27 @@ extension ServiceDatabase {
             try files.moveItem(atPath: part, toPath: target.path)
         }
         return try Self.describe(backup: target, service: service, takenAt: now)
+    }
+
+    /// Copies are for `here backup` to take away at once (it moves each): a named
+    /// copy left behind (a backup that failed half-way, a call by hand) is removed
+    /// once it is an hour old, and at most `keptCopies` others are kept, so copies
+    /// never fill the disk the service writes to.
+    static let keptCopies = 3
+    static let copyLifetime: TimeInterval = 3_600
+
+    static func prune(_ backups: URL, keeping name: String, now: Date) {
+        let files = FileManager.default
+        guard let names = try? files.contentsOfDirectory(atPath: backups.path) else { return }
+        let others = names.filter { $0 != name }.compactMap { other -> (URL, Date)? in
+            let url = backups.appendingPathComponent(other, isDirectory: true)
+            guard let modified = (try? files.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date else { return nil }
+            return (url, modified)
+        }.sorted { $0.1 > $1.1 }
+        for (index, (url, modified)) in others.enumerated()
+        where index >= keptCopies || now.timeIntervalSince(modified) > copyLifetime {
+            try? files.removeItem(at: url)
+        }
     }
 
     /// What a copy holds: its size, SHA-256, its feed's last seq and its cursors.

@@ -70,14 +70,14 @@ struct OperatorRoutes: Sendable {
         }
     }
 
-    /// Whether the signed-in caller's email is among the operators'; 401 without a
+    /// Whether the signed-in caller is one of the operators, by user id; 401 without a
     /// valid token (auth judges it, answering `auth.me`).
     private func isOperator(_ request: Request, _ context: EdgeContext) async throws -> Bool {
         guard try request.bearerToken() != nil else {
             throw Problem(ServiceError.unauthenticated("sign in: send Authorization: Bearer <access token>"))
         }
         let me = try await backends.call(AuthAPI.me.name, for: request, context: context).decoded(as: UserReply.self)
-        return me.user.email.map { operators.contains($0.lowercased()) } ?? false
+        return operators.contains(me.user.id)
     }
 
     private func status() async throws -> OperatorStatus {
