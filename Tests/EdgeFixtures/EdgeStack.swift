@@ -12,6 +12,8 @@ public final class EdgeStack {
     public let directory: URL
     public let environment: [String: String]
     public let port: Int
+    /// Where the edge serves `/metrics` (its own listener).
+    public let metricsPort: Int
     public let up: ChildProcess
 
     /// Starts the stack; `environment` adds to (or overrides) the edge's and services'
@@ -20,10 +22,12 @@ public final class EdgeStack {
         directory = URL(fileURLWithPath: "/tmp/hb-\(name)-\(Identifier.random(count: 6))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try Self.freePort()
+        metricsPort = try Self.freePort()
         var environment = ["XDG_CONFIG_HOME": directory.appendingPathComponent("config").path, "HEREABOUTS_LOG_LEVEL": "warning",
                            "HEREABOUTS_BIN_DIR": ChildProcess.binDirectory.path,
                            "HEREABOUTS_DATA_DIR": directory.appendingPathComponent("data").path,
                            "HEREABOUTS_EDGE_LISTEN": "127.0.0.1:\(port)",
+                           "HEREABOUTS_EDGE_METRICS_LISTEN": "127.0.0.1:\(metricsPort)",
                            // Debug builds: a registration's scrypt alone takes seconds.
                            "HEREABOUTS_EDGE_SERVICE_TIMEOUT": "60",
                            // Tests send from one address faster than a person would.

@@ -267,7 +267,9 @@ struct EdgeHTTPTests {
         #expect(ready.status == 200 && ready.text.contains("\"ready\""), "\(ready)")
         let document = try client.get("/openapi.yaml")
         #expect(document.status == 200 && document.text.hasPrefix("openapi: 3.1"))
-        let metrics = try client.get("/metrics")
+        // Metrics on their own listener (loopback by default), not on the apps' port.
+        #expect(try client.get("/metrics").status == 404)
+        let metrics = try EdgeClient(port: stack.metricsPort).get("/metrics")
         #expect(metrics.status == 200 && metrics.header("Content-Type")?.hasPrefix("text/plain") == true)
         // Requests by route, method and status, their latencies, the sockets and events.
         #expect(metrics.text.contains(#"hb_requests{http_route="/v1/search",http_request_method="GET",http_response_status_code="422"} 2"#),

@@ -79,18 +79,14 @@ public final class EdgeService {
         health.close()
     }
 
-    /// The edge's own endpoints: health, metrics, the OpenAPI document, and the
-    /// answer to a `GET /v1/events` that did not upgrade.
+    /// The edge's own endpoints: health, the OpenAPI document, and the answer to a
+    /// `GET /v1/events` that did not upgrade. (`/metrics` has a listener of its own.)
     private static func registerOwnRoutes(into routes: EdgeRouter, health: Backends) {
         routes.on(.get, "/health/live") { _, _ in
             EdgeRoutes.json(Data(#"{"status":"ok"}"#.utf8))
         }
         routes.on(.get, "/health/ready") { _, _ in
             try await readiness(health)
-        }
-        routes.on(.get, "/metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                     body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
         }
         routes.on(.get, "/openapi.yaml") { _, _ in
             guard let document = openAPIDocument else {
@@ -190,11 +186,53 @@ public final class EdgeService {
 
     // MARK: Metrics
 
+    /// `GET /metrics` (Prometheus text format) on the metrics address, nothing else;
+    /// nil when the settings turn it off.
+    public func metricsApplication() -> (any Service)? {
+        guard let (host, port) = settings.metricsListen else { return nil }
+        let router = Hummingbird.Router()
+        router.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                     body: .init(byteBuffer: ByteBuffer(bytes: Self.registry.emitToBuffer())))
+        }
+        let application = Application(router: router, configuration: .init(address: .hostname(host, port: port), serverName: "hereabouts-edge"),
+                                      onServerRunning: { [logger] channel in
+                                          logger.info("metrics listening", metadata: ["port": "\(channel.localAddress?.port ?? port)"])
+                                      },
+                                      logger: logger)
+        return MetricsServer(application: application, address: "\(host):\(port)", logger: logger)
+    }
+
+    /// Runs the edge, and its metrics listener beside it, until SIGTERM or SIGINT.
+    public func run() async throws {
+        let services: [any Service] = [try application()] + (metricsApplication().map { [$0] } ?? [])
+        let group = ServiceGroup(configuration: .init(services: services.map { .init(service: $0) },
+                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+
     static let registry = PrometheusCollectorRegistry()
     private static let bootstrap: Void = MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
     /// swift-metrics takes one factory per process: the first edge made sets it.
     private static func bootstrapMetrics() { _ = bootstrap }
+}
+
+/// The metrics listener: one that cannot listen (its port taken) is logged and leaves
+/// the edge serving apps without `/metrics`, rather than taking the edge down.
+private struct MetricsServer: Service {
+    let application: any ApplicationProtocol
+    let address: String
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await application.run()
+        } catch {
+            logger.error("metrics could not listen; /metrics is not served", metadata: ["address": "\(address)", "error": "\(error)"])
+            try? await gracefulShutdown()
+        }
+    }
 }
 
 /// Starts following the services' events with the application, and closes the

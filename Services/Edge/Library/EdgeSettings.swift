@@ -12,6 +12,10 @@ public struct EdgeSettings: Sendable {
     /// Where the HTTP server listens.
     public var host: String
     public var port: Int
+    /// Where `/metrics` is served, apart from the apps' port as Prometheus exporters
+    /// are (`HEREABOUTS_EDGE_METRICS_LISTEN`, default `127.0.0.1:9464`, `off` for none):
+    /// request rates and errors by route are not for the internet.
+    public var metricsListen: (host: String, port: Int)?
     /// Origins a browser may call from (`Access-Control-Allow-Origin`); none by default.
     public var corsOrigins: [String]
     /// Proxies whose `X-Forwarded-For` is believed (exact addresses).
@@ -73,15 +77,9 @@ public struct EdgeSettings: Sendable {
         func value(_ name: String) -> String? {
             environment["HEREABOUTS_EDGE_\(name)"].flatMap { $0.isEmpty ? nil : $0 }
         }
-        let address = listen ?? value("LISTEN") ?? "127.0.0.1:8080"
-        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
-              (0...65535).contains(port) else {
-            throw EdgeSettingsError("HEREABOUTS_EDGE_LISTEN must be host:port, not \(address)")
-        }
-        var host = String(address[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        self.host = host.isEmpty ? "0.0.0.0" : host
-        self.port = port
+        (host, port) = try Self.address(listen ?? value("LISTEN") ?? "127.0.0.1:8080", name: "HEREABOUTS_EDGE_LISTEN")
+        let metrics = value("METRICS_LISTEN") ?? "127.0.0.1:9464"
+        metricsListen = metrics.lowercased() == "off" ? nil : try Self.address(metrics, name: "HEREABOUTS_EDGE_METRICS_LISTEN")
         corsOrigins = value("CORS_ORIGINS").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
         trustedProxies = Set(value("TRUSTED_PROXIES").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? [])
         tlsCertificate = value("TLS_CERT")
@@ -127,6 +125,16 @@ public struct EdgeSettings: Sendable {
         }
         logLevel = level
         keys = try KeyRing.fromEnvironment(environment, component: "edge")
+    }
+
+    /// `host:port` (`[::1]:8080` for IPv6; no host for every interface).
+    private static func address(_ text: String, name: String) throws -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            throw EdgeSettingsError("\(name) must be host:port, not \(text)")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host.isEmpty ? "0.0.0.0" : host, port)
     }
 
     private static func integer(_ text: String?, name: String, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {

@@ -21,40 +21,87 @@ public enum Backups {
     /// (`<service>.backup`) in `BackupAPI.order`, then moved here from the service's
     /// data directory and checked against the SHA-256 the service gave.
     ///
+    /// `directory` must be new or empty: a backup is a directory of its own, and
+    /// nothing in it is ever replaced. A backup that fails leaves nothing behind: the
+    /// copies moved here so far, those still at a service, and the directory when it
+    /// was made for this backup are removed. (A service that answers only after `here`
+    /// gave up on it still writes its copy; the next backup prunes it an hour later.)
+    ///
     /// The services must run on this machine (as under `here up`): their copies are
     /// read from their data directory.
     public static func take(into directory: URL, gateway: Gateway, timeout: TimeInterval = 600,
                             progress: (BackupReply) -> Void = { _ in }) throws -> Manifest {
         let files = FileManager.default
-        try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        guard !files.fileExists(atPath: directory.appendingPathComponent("manifest.json").path) else {
-            throw GatewayError("\(directory.path) holds a backup already; give an empty directory")
-        }
+        let made = try prepare(directory)
         let name = "here-" + Self.stamp(Date()) + "-" + Identifier.random(count: 4)
         let started = Date()
         var taken: [BackupReply] = []
-        for service in BackupAPI.order {
-            let client = ServiceClient(service: service, endpoint: gateway.endpoint(of: service), timeout: timeout, tries: 1,
-                                       curve: try gateway.curve(of: service))
-            defer { client.close() }
-            var reply = try client.call(BackupAPI.backup(service), BackupRequest(name: name))
-            let copy = directory.appendingPathComponent("\(service).sqlite")
-            // Moved, not copied: the service's copy is not needed where it was made.
-            try files.moveItem(atPath: reply.file, toPath: copy.path)
-            try? files.removeItem(atPath: URL(fileURLWithPath: reply.file).deletingLastPathComponent().path)
-            try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: copy.path)
-            guard try FileDigest.sha256(of: copy).hex == reply.sha256 else {
-                throw GatewayError("the copy of \(service)'s file does not match the SHA-256 it gave")
+        var atService: URL?
+        do {
+            for service in BackupAPI.order {
+                let client = ServiceClient(service: service, endpoint: gateway.endpoint(of: service), timeout: timeout, tries: 1,
+                                           curve: try gateway.curve(of: service))
+                defer { client.close() }
+                var reply = try client.call(BackupAPI.backup(service), BackupRequest(name: name))
+                atService = URL(fileURLWithPath: reply.file)
+                let copy = directory.appendingPathComponent("\(service).sqlite")
+                // Moved, not copied: the service's copy is not needed where it was made.
+                do {
+                    try files.moveItem(atPath: reply.file, toPath: copy.path)
+                } catch {
+                    throw GatewayError("could not move \(service)'s copy from \(reply.file) into \(directory.path) (the services must run "
+                                       + "on this machine): \(Self.reason(error))")
+                }
+                try? files.removeItem(at: URL(fileURLWithPath: reply.file).deletingLastPathComponent())
+                atService = nil
+                reply.file = copy.lastPathComponent
+                taken.append(reply)
+                try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: copy.path)
+                guard try FileDigest.sha256(of: copy).hex == reply.sha256 else {
+                    throw GatewayError("the copy of \(service)'s file does not match the SHA-256 it gave")
+                }
+                progress(reply)
             }
-            reply.file = copy.lastPathComponent
-            taken.append(reply)
-            progress(reply)
+            let manifest = Manifest(name: name, startedAt: started, finishedAt: Date(), services: taken)
+            let manifestFile = directory.appendingPathComponent("manifest.json")
+            try Self.encoder.encode(manifest).write(to: manifestFile, options: .atomic)
+            try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: manifestFile.path)
+            return manifest
+        } catch {
+            // Undone: what came here, what a service still holds, and a directory made for it.
+            for reply in taken { try? files.removeItem(at: directory.appendingPathComponent(reply.file)) }
+            try? files.removeItem(at: directory.appendingPathComponent("manifest.json"))
+            if let atService { try? files.removeItem(at: atService.deletingLastPathComponent()) }
+            if made { try? files.removeItem(at: directory) }
+            let failure = GatewayError.from(error)
+            throw GatewayError("the backup failed and was undone, nothing of it is left: \(failure.message)", exitCode: failure.exitCode)
         }
-        let manifest = Manifest(name: name, startedAt: started, finishedAt: Date(), services: taken)
-        let manifestFile = directory.appendingPathComponent("manifest.json")
-        try Self.encoder.encode(manifest).write(to: manifestFile, options: .atomic)
-        try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: manifestFile.path)
-        return manifest
+    }
+
+    /// Makes `directory`, or checks that it is an empty directory; true when it was made.
+    private static func prepare(_ directory: URL) throws -> Bool {
+        let files = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard files.fileExists(atPath: directory.path, isDirectory: &isDirectory) else {
+            do {
+                try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw GatewayError("could not make \(directory.path): \(Self.reason(error))")
+            }
+            return true
+        }
+        guard isDirectory.boolValue else { throw GatewayError("\(directory.path) is a file; give an empty or new directory") }
+        let contents = (try? files.contentsOfDirectory(atPath: directory.path)) ?? []
+        guard contents.isEmpty else {
+            let shown = contents.sorted().prefix(3).joined(separator: ", ") + (contents.count > 3 ? ", …" : "")
+            throw GatewayError("\(directory.path) is not empty (\(shown)); a backup goes into an empty or new directory of its own")
+        }
+        return false
+    }
+
+    /// What a file-system error says, without Foundation's type names.
+    private static func reason(_ error: any Error) -> String {
+        (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
     }
 
     /// Puts the copies of `directory` in place of the files in `dataDirectory`, after

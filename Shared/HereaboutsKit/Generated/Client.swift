@@ -18,7 +18,8 @@ import struct Foundation.Date
 import HTTPTypes
 /// The edge of a Hereabouts stack: the one process apps and browsers talk to. Every route is one op of the
 /// services behind it (Docs/PROTOCOL.md): its body is the op's body (JSON, `application/json`), or its
-/// query parameters named as the op's fields (lists comma-separated); its answer is the op's reply body,
+/// query parameters named as the op's fields (lists comma-separated; the query read as a form, so `+` is a
+/// space, and a field given twice is `422`); its answer is the op's reply body,
 /// with the same objects (`post`, `hit`, `user`, `trip`, `message`). An op that answers `{}` is `204 No Content`.
 ///
 /// **Sessions.** `POST /v1/auth/register`, `/login` or `/anonymous` give an access token (15 minutes) and a
@@ -473,106 +474,6 @@ public struct Client: APIProtocol {
                         headers: headers,
                         body: body
                     ))
-                default:
-                    return .undocumented(
-                        statusCode: response.status.code,
-                        .init(
-                            headerFields: response.headerFields,
-                            body: responseBody
-                        )
-                    )
-                }
-            }
-        )
-    }
-    /// Prometheus text format: requests by route and status, latencies, open WebSockets, events sent.
-    ///
-    /// - Remark: HTTP `GET /metrics`.
-    /// - Remark: Generated from `#/paths//metrics/get(metrics)`.
-    public func metrics(_ input: Operations.Metrics.Input) async throws -> Operations.Metrics.Output {
-        try await client.send(
-            input: input,
-            forOperation: Operations.Metrics.id,
-            serializer: { input in
-                let path = try converter.renderedPath(
-                    template: "/metrics",
-                    parameters: []
-                )
-                var request: HTTPTypes.HTTPRequest = .init(
-                    soar_path: path,
-                    method: .get
-                )
-                suppressMutabilityWarning(&request)
-                converter.setAcceptHeader(
-                    in: &request.headerFields,
-                    contentTypes: input.headers.accept
-                )
-                return (request, nil)
-            },
-            deserializer: { response, responseBody in
-                switch response.status.code {
-                case 200:
-                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Operations.Metrics.Output.Ok.Body
-                    let chosenContentType = try converter.bestContentType(
-                        received: contentType,
-                        options: [
-                            "text/plain"
-                        ]
-                    )
-                    switch chosenContentType {
-                    case "text/plain":
-                        body = try converter.getResponseBodyAsBinary(
-                            OpenAPIRuntime.HTTPBody.self,
-                            from: responseBody,
-                            transforming: { value in
-                                .plainText(value)
-                            }
-                        )
-                    default:
-                        preconditionFailure("bestContentType chose an invalid content type.")
-                    }
-                    return .ok(.init(body: body))
-                case 400 ... 499:
-                    let headers: Components.Responses.Problem.Headers = .init(
-                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                            in: response.headerFields,
-                            name: "Retry-After",
-                            as: Swift.String.self
-                        ),
-                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
-                            in: response.headerFields,
-                            name: "WWW-Authenticate",
-                            as: Swift.String.self
-                        )
-                    )
-                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.Problem.Body
-                    let chosenContentType = try converter.bestContentType(
-                        received: contentType,
-                        options: [
-                            "application/problem+json"
-                        ]
-                    )
-                    switch chosenContentType {
-                    case "application/problem+json":
-                        body = try await converter.getResponseBodyAsJSON(
-                            Components.Schemas.Problem.self,
-                            from: responseBody,
-                            transforming: { value in
-                                .applicationProblemJson(value)
-                            }
-                        )
-                    default:
-                        preconditionFailure("bestContentType chose an invalid content type.")
-                    }
-                    return .clientError(
-                        statusCode: response.status.code,
-                        .init(
-                            headers: headers,
-                            body: body
-                        )
-                    )
                 default:
                     return .undocumented(
                         statusCode: response.status.code,
@@ -3806,6 +3707,11 @@ public struct Client: APIProtocol {
                         eTag: try converter.getOptionalHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "ETag",
+                            as: Swift.String.self
+                        ),
+                        xContentTypeOptions: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "X-Content-Type-Options",
                             as: Swift.String.self
                         )
                     )
@@ -9358,6 +9264,11 @@ public struct Client: APIProtocol {
                         eTag: try converter.getOptionalHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "ETag",
+                            as: Swift.String.self
+                        ),
+                        xContentTypeOptions: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "X-Content-Type-Options",
                             as: Swift.String.self
                         )
                     )

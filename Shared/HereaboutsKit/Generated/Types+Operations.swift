@@ -582,145 +582,6 @@ public enum Operations {
             }
         }
     }
-    /// Prometheus text format: requests by route and status, latencies, open WebSockets, events sent.
-    ///
-    /// - Remark: HTTP `GET /metrics`.
-    /// - Remark: Generated from `#/paths//metrics/get(metrics)`.
-    public enum Metrics {
-        public static let id: Swift.String = "metrics"
-        public struct Input: Sendable, Hashable {
-            /// - Remark: Generated from `#/paths/metrics/GET/header`.
-            public struct Headers: Sendable, Hashable {
-                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Metrics.AcceptableContentType>]
-                /// Creates a new `Headers`.
-                ///
-                /// - Parameters:
-                ///   - accept:
-                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Metrics.AcceptableContentType>] = .defaultValues()) {
-                    self.accept = accept
-                }
-            }
-            public var headers: Operations.Metrics.Input.Headers
-            /// Creates a new `Input`.
-            ///
-            /// - Parameters:
-            ///   - headers:
-            public init(headers: Operations.Metrics.Input.Headers = .init()) {
-                self.headers = headers
-            }
-        }
-        @frozen public enum Output: Sendable, Hashable {
-            public struct Ok: Sendable, Hashable {
-                /// - Remark: Generated from `#/paths/metrics/GET/responses/200/content`.
-                @frozen public enum Body: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/metrics/GET/responses/200/content/text\/plain`.
-                    case plainText(OpenAPIRuntime.HTTPBody)
-                    /// The associated value of the enum case if `self` is `.plainText`.
-                    ///
-                    /// - Throws: An error if `self` is not `.plainText`.
-                    /// - SeeAlso: `.plainText`.
-                    public var plainText: OpenAPIRuntime.HTTPBody {
-                        get throws {
-                            switch self {
-                            case let .plainText(body):
-                                return body
-                            }
-                        }
-                    }
-                }
-                /// Received HTTP response body
-                public var body: Operations.Metrics.Output.Ok.Body
-                /// Creates a new `Ok`.
-                ///
-                /// - Parameters:
-                ///   - body: Received HTTP response body
-                public init(body: Operations.Metrics.Output.Ok.Body) {
-                    self.body = body
-                }
-            }
-            /// The metrics.
-            ///
-            /// - Remark: Generated from `#/paths//metrics/get(metrics)/responses/200`.
-            ///
-            /// HTTP response code: `200 ok`.
-            case ok(Operations.Metrics.Output.Ok)
-            /// The associated value of the enum case if `self` is `.ok`.
-            ///
-            /// - Throws: An error if `self` is not `.ok`.
-            /// - SeeAlso: `.ok`.
-            public var ok: Operations.Metrics.Output.Ok {
-                get throws {
-                    switch self {
-                    case let .ok(response):
-                        return response
-                    default:
-                        try throwUnexpectedResponseStatus(
-                            expectedStatus: "ok",
-                            response: self
-                        )
-                    }
-                }
-            }
-            /// A problem (RFC 9457).
-            ///
-            /// - Remark: Generated from `#/paths//metrics/get(metrics)/responses/4XX`.
-            ///
-            /// HTTP response code: `400...499 clientError`.
-            case clientError(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.clientError`.
-            ///
-            /// - Throws: An error if `self` is not `.clientError`.
-            /// - SeeAlso: `.clientError`.
-            public var clientError: Components.Responses.Problem {
-                get throws {
-                    switch self {
-                    case let .clientError(_, response):
-                        return response
-                    default:
-                        try throwUnexpectedResponseStatus(
-                            expectedStatus: "clientError",
-                            response: self
-                        )
-                    }
-                }
-            }
-            /// Undocumented response.
-            ///
-            /// A response with a code that is not documented in the OpenAPI document.
-            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
-        }
-        @frozen public enum AcceptableContentType: AcceptableProtocol {
-            case plainText
-            case applicationProblemJson
-            case other(Swift.String)
-            public init?(rawValue: Swift.String) {
-                switch rawValue.lowercased() {
-                case "text/plain":
-                    self = .plainText
-                case "application/problem+json":
-                    self = .applicationProblemJson
-                default:
-                    self = .other(rawValue)
-                }
-            }
-            public var rawValue: Swift.String {
-                switch self {
-                case let .other(string):
-                    return string
-                case .plainText:
-                    return "text/plain"
-                case .applicationProblemJson:
-                    return "application/problem+json"
-                }
-            }
-            public static var allCases: [Self] {
-                [
-                    .plainText,
-                    .applicationProblemJson
-                ]
-            }
-        }
-    }
     /// This document.
     ///
     /// - Remark: HTTP `GET /openapi.yaml`.
@@ -4695,17 +4556,24 @@ public enum Operations {
                     public var cacheControl: Swift.String?
                     /// - Remark: Generated from `#/paths/v1/images/{id}/GET/responses/200/headers/ETag`.
                     public var eTag: Swift.String?
+                    /// Always nosniff.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/images/{id}/GET/responses/200/headers/X-Content-Type-Options`.
+                    public var xContentTypeOptions: Swift.String?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
                     ///   - cacheControl:
                     ///   - eTag:
+                    ///   - xContentTypeOptions: Always nosniff.
                     public init(
                         cacheControl: Swift.String? = nil,
-                        eTag: Swift.String? = nil
+                        eTag: Swift.String? = nil,
+                        xContentTypeOptions: Swift.String? = nil
                     ) {
                         self.cacheControl = cacheControl
                         self.eTag = eTag
+                        self.xContentTypeOptions = xContentTypeOptions
                     }
                 }
                 /// Received HTTP response headers
@@ -11649,17 +11517,24 @@ public enum Operations {
                     public var cacheControl: Swift.String?
                     /// - Remark: Generated from `#/paths/v1/users/{id}/avatar/GET/responses/200/headers/ETag`.
                     public var eTag: Swift.String?
+                    /// Always nosniff.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/users/{id}/avatar/GET/responses/200/headers/X-Content-Type-Options`.
+                    public var xContentTypeOptions: Swift.String?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
                     ///   - cacheControl:
                     ///   - eTag:
+                    ///   - xContentTypeOptions: Always nosniff.
                     public init(
                         cacheControl: Swift.String? = nil,
-                        eTag: Swift.String? = nil
+                        eTag: Swift.String? = nil,
+                        xContentTypeOptions: Swift.String? = nil
                     ) {
                         self.cacheControl = cacheControl
                         self.eTag = eTag
+                        self.xContentTypeOptions = xContentTypeOptions
                     }
                 }
                 /// Received HTTP response headers

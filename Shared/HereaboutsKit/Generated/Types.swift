@@ -32,11 +32,6 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /health/ready`.
     /// - Remark: Generated from `#/paths//health/ready/get(ready)`.
     func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output
-    /// Prometheus text format: requests by route and status, latencies, open WebSockets, events sent.
-    ///
-    /// - Remark: HTTP `GET /metrics`.
-    /// - Remark: Generated from `#/paths//metrics/get(metrics)`.
-    func metrics(_ input: Operations.Metrics.Input) async throws -> Operations.Metrics.Output
     /// This document.
     ///
     /// - Remark: HTTP `GET /openapi.yaml`.
@@ -346,13 +341,6 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//health/ready/get(ready)`.
     public func ready(headers: Operations.Ready.Input.Headers = .init()) async throws -> Operations.Ready.Output {
         try await ready(Operations.Ready.Input(headers: headers))
-    }
-    /// Prometheus text format: requests by route and status, latencies, open WebSockets, events sent.
-    ///
-    /// - Remark: HTTP `GET /metrics`.
-    /// - Remark: Generated from `#/paths//metrics/get(metrics)`.
-    public func metrics(headers: Operations.Metrics.Input.Headers = .init()) async throws -> Operations.Metrics.Output {
-        try await metrics(Operations.Metrics.Input(headers: headers))
     }
     /// This document.
     ///
