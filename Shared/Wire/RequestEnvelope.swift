@@ -63,7 +63,12 @@ extension RequestEnvelope {
             throw EnvelopeError(requestID: "", error: .badRequest("frame 0 is empty: it must hold the request's JSON object"))
         }
         guard frame0.count <= Limits.importFrame0Bytes else {
-            throw EnvelopeError(requestID: "", error: .tooLarge("frame 0 is \(frame0.count) bytes, over the limit of \(Limits.requestFrame0Bytes)"))
+            // Refused unparsed; its id is stepped to, so the client that waits for the
+            // answer by id gets it (a client multiplexing by id would drop an answer to "").
+            var requestID = ""
+            if case .string(let id)? = JSONMemberScanner.member("id", of: frame0), Identifier.isValidRequestID(id) { requestID = id }
+            throw EnvelopeError(requestID: requestID, error: .tooLarge(
+                "frame 0 is \(frame0.count) bytes, over the most any op takes (\(Limits.importFrame0Bytes); most take \(Limits.requestFrame0Bytes))"))
         }
         let object = try parseObject(frame0)
         var requestID = ""

@@ -17,6 +17,7 @@ public final class EventSocketClient: Sendable {
         var closeReason = ""
         var pings = 0
         var pongs = 0
+        var reading = false
     }
 
     private let connection: RawConnection
@@ -32,10 +33,12 @@ public final class EventSocketClient: Sendable {
 
     /// Opens the socket; throws when the upgrade was refused (with the response) or nothing answered.
     /// A client with `answersPings: false` lets the server's pings go unanswered, as one gone silent.
+    /// A client with `paused: true` reads nothing after the upgrade until `resume()`
+    /// (with a small `receiveBuffer`, a reader as slow as can be).
     public init(port: Int, path: String = "/v1/events", headers: [(String, String)] = [], answersPings: Bool = true,
-                source: String? = nil) throws {
+                source: String? = nil, paused: Bool = false, receiveBuffer: Int? = nil) throws {
         self.answersPings = answersPings
-        connection = try RawConnection(port: port, source: source, timeout: 15)
+        connection = try RawConnection(port: port, source: source, timeout: 15, receiveBuffer: receiveBuffer)
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
@@ -46,6 +49,15 @@ public final class EventSocketClient: Sendable {
             throw Failure(description: "the upgrade was refused: \(reply)", refusal: reply)
         }
         connection.setTimeout(3600)
+        if !paused { resume() }
+    }
+
+    /// Starts reading what the server sends (once; a client not paused reads from the start).
+    public func resume() {
+        guard state.withLock({ state in
+            defer { state.reading = true }
+            return !state.reading
+        }) else { return }
         Thread.detachNewThread { [self] in read() }
     }
 
@@ -63,6 +75,24 @@ public final class EventSocketClient: Sendable {
     /// `fin: false` for a fragment that more of its message follows.
     @discardableResult
     public func sendFrame(_ opcode: Opcode, _ payload: Data, masked: Bool = true, fin: Bool = true) -> Bool {
+        let frame = Self.frame(opcode, payload, masked: masked, fin: fin)
+        return writing.withLock { _ in connection.send(frame) }
+    }
+
+    /// Sends text messages all in one write, so that the server reads them together.
+    @discardableResult
+    public func sendAtOnce(_ texts: [String]) -> Bool {
+        let frames = texts.reduce(into: Data()) { $0.append(Self.frame(.text, Data($1.utf8))) }
+        return writing.withLock { _ in connection.send(frames) }
+    }
+
+    /// `{"type":"auth","token":…}`.
+    public static func authMessage(_ token: String) -> String {
+        String(decoding: JSONWriter.data(.object(["type": .string("auth"), "token": .string(token)])), as: UTF8.self)
+    }
+
+    /// One frame's bytes.
+    static func frame(_ opcode: Opcode, _ payload: Data, masked: Bool = true, fin: Bool = true) -> Data {
         var frame = Data([(fin ? 0x80 : 0) | opcode.rawValue])
         let maskBit: UInt8 = masked ? 0x80 : 0
         switch payload.count {
@@ -81,7 +111,7 @@ public final class EventSocketClient: Sendable {
         } else {
             frame.append(payload)
         }
-        return writing.withLock { _ in connection.send(frame) }
+        return frame
     }
 
     /// Sends a text message.
@@ -90,7 +120,7 @@ public final class EventSocketClient: Sendable {
 
     /// Sends `{"type":"auth","token":…}`.
     public func authenticate(_ token: String) {
-        send(String(decoding: JSONWriter.data(.object(["type": .string("auth"), "token": .string(token)])), as: UTF8.self))
+        send(Self.authMessage(token))
     }
 
     /// Closes from the client's side (normal closure) and waits for the server's answer.

@@ -20,9 +20,15 @@ public final class RawConnection: @unchecked Sendable {
 
     /// - Parameter source: the local address to send from (`127.0.0.2`: every
     ///   127.x address is this machine's, so tests can be several clients).
-    public init(port: Int, host: String = "127.0.0.1", source: String? = nil, timeout: TimeInterval = 30) throws {
+    /// - Parameter receiveBuffer: the kernel's receive buffer for it, in bytes (a small
+    ///   one makes a client that does not read push back on the server at once).
+    public init(port: Int, host: String = "127.0.0.1", source: String? = nil, timeout: TimeInterval = 30,
+                receiveBuffer: Int? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
+        if var bytes = receiveBuffer.map(Int32.init) {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
+        }
         if let source {
             var local = sockaddr_in()
             local.sin_family = sa_family_t(AF_INET)

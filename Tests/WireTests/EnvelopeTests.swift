@@ -66,6 +66,13 @@ struct EnvelopeTests {
         let result = Result { () throws(EnvelopeError) in try RequestEnvelope.decode(frames: [big]) }
         guard case .failure(let error) = result else { Issue.record("accepted"); return }
         #expect(error.error.code == .tooLarge)
+        #expect(error.error.message.contains("\(Limits.importFrame0Bytes)"), "\(error.error.message)")
+        // The answer carries the request's id, found without parsing the rest.
+        let filler = String(repeating: "x", count: Limits.importFrame0Bytes)
+        let withID = Data(#"{"v":1,"op":"catalogue.posts.import","body":{"posts":[{"text":"\#(filler)"}]},"id":"big-1"}"#.utf8)
+        let named = Result { () throws(EnvelopeError) in try RequestEnvelope.decode(frames: [withID]) }
+        guard case .failure(let namedError) = named else { Issue.record("accepted"); return }
+        #expect(namedError.requestID == "big-1" && namedError.error.code == .tooLarge)
     }
 
     @Test("replies are one line and read back")

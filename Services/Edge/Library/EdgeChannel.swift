@@ -238,10 +238,11 @@ final class FirstRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
-    /// Answers a first request whose head did not parse, and closes.
-    func refuseMalformed() {
-        let status = seen > headerBytes ? "431 Request Header Fields Too Large" : "400 Bad Request"
-        answer(ByteBuffer(string: "HTTP/1.1 \(status)\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"))
+    /// Answers a first request whose head did not parse (`error`), and closes: `431`
+    /// past the header limits, else `400` (`MalformedHeads`).
+    func refuseMalformed(_ error: any Error) {
+        let status = seen > headerBytes ? .requestHeaderFieldsTooLarge : MalformedHeads.status(for: error)
+        answer(ByteBuffer(string: "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"))
     }
 
     /// Writes `response` (a whole HTTP/1.1 response, `Connection: close`) as the
@@ -278,6 +279,6 @@ final class NegotiationErrors: ChannelInboundHandler, RemovableChannelHandler {
         let negotiating = (try? context.pipeline.syncOperations
             .handler(type: NIOTypedHTTPServerUpgradeHandler<EdgeChannel.Negotiated>.self)) != nil
         guard negotiating, error is HTTPParserError else { return context.fireErrorCaught(error) }
-        firstRequest.refuseMalformed()
+        firstRequest.refuseMalformed(error)
     }
 }

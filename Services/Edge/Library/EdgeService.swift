@@ -134,7 +134,8 @@ public final class EdgeService {
         // A connection with no request for 30 s is closed (EDGE.md); a request's head and
         // body have their own deadlines; a first head is guarded by EdgeChannel.
         let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [RequestDeadlines(headers: deadlines.headers, body: deadlines.body), ClosingResponses()],
+            additionalChannelHandlers: [MalformedHeads(), RequestDeadlines(headers: deadlines.headers, body: deadlines.body),
+                                        ClosingResponses()],
             idleTimeout: .seconds(30),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: EdgeSettings.headerBytes, maxHeaderListSize: EdgeSettings.headerBytes,
                                             maxHeaderFieldCount: 100))
