@@ -7,9 +7,12 @@ import Foundation
 /// PROTOCOL, geo, Words: runs of letters and digits; lower-cased, accents folded;
 /// every word of `q` is a word of the post, except the last, which may start one.
 public enum ReferenceText {
-    /// Lower-cased with accents removed, by Foundation on the whole text.
+    /// Lower-cased with accents removed, by Foundation on the whole text; an accent
+    /// (a nonspacing mark) Foundation leaves, one on its own or on a letter it has no
+    /// folding for (a diaeresis on an Arabic letter), is removed too.
     public static func fold(_ text: String) -> String {
-        text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
+        let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
+        return String(String.UnicodeScalarView(folded.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark }))
     }
 
     public static func words(_ text: String) -> [String] {

@@ -27,7 +27,7 @@ struct HighlightTests {
             let query = Self.query(for: words, using: &random)
             guard let highlights = TitleHighlights(queryWords: TextTerms.words(query)) else { continue }
             let found = Array(title.utf8).withUnsafeBufferPointer { highlights.ranges(in: $0) }.map { TextRange(start: $0.start, length: $0.length) }
-            let expected = Self.bruteForce(title: title, query: TextTerms.words(query))
+            let expected = Self.bruteForce(title: title, query: ReferenceText.words(query))
             #expect(found == expected.ranges, "round \(round): \"\(title)\" for \"\(query)\"")
             #expect(expected.words == words, "the brute force's words are the matcher's, for \"\(title)\"")
             for range in found {
@@ -61,15 +61,16 @@ struct HighlightTests {
     /// it equals a query word but the last, or starts with the last.
     static func bruteForce(title: String, query: [String]) -> (ranges: [TextRange], words: [String]) {
         let scalars = Array(title.unicodeScalars)
-        let folds = scalars.map { TextTerms.fold(String($0)) }
+        // Folded by the reference (Foundation's folding), not geo's own `TextTerms`.
+        let folds = scalars.map { ReferenceText.fold(String($0)) }
         func isWord(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.isAlphabetic || scalar.properties.numericType != nil }
         func utf16(_ range: Range<Int>) -> Int { scalars[range].reduce(0) { $0 + $1.utf16.count } }
         var ranges: [TextRange] = [], words: [String] = []
         for start in scalars.indices where !folds[start].isEmpty {
-            let before = TextTerms.fold(String(String.UnicodeScalarView(scalars[..<start])))
+            let before = ReferenceText.fold(String(String.UnicodeScalarView(scalars[..<start])))
             guard before.unicodeScalars.last.map({ !isWord($0) }) ?? true else { continue }
             for end in (start + 1)...scalars.count {
-                let word = TextTerms.fold(String(String.UnicodeScalarView(scalars[start..<end])))
+                let word = ReferenceText.fold(String(String.UnicodeScalarView(scalars[start..<end])))
                 guard !word.isEmpty, word.unicodeScalars.allSatisfy(isWord) else { break }
                 guard end == scalars.count || folds[end].unicodeScalars.first.map({ !isWord($0) }) == true else { continue }
                 words.append(word)

@@ -222,7 +222,9 @@ struct EdgeAppTests {
 
         #expect(try beaClient.delete("/v1/trips/\(trip.id)/members/me").status == 204)
         let gone = try beaClient.get("/v1/trips/\(trip.id)")
-        #expect([403, 404].contains(gone.status) && gone.header("Content-Type") == "application/problem+json", "\(gone)")
+        // No longer a member: permission_denied, as for anyone not on the trip (PROTOCOL.md, trips).
+        #expect(gone.status == 403 && gone.problemCode == "permission_denied" && gone.header("Content-Type") == "application/problem+json",
+                "\(gone)")
         #expect(try annClient.get("/v1/trips/\(trip.id)").decode(TripReply.self).trip.members?.count == 1)
         #expect(try annClient.delete("/v1/trips/\(trip.id)").status == 204)
     }
