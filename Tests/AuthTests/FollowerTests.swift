@@ -62,8 +62,10 @@ struct FollowerTests {
         let live = follower(auth, database, batchSize: 100, pollInterval: 60)
         live.start()
         defer { live.stop() }
-        // The first poll runs at once; what follows arrives by notice.
-        Thread.sleep(forTimeInterval: 0.5)
+        // The first poll runs at once; what follows can arrive by notice only.
+        let deadline = Date().addingTimeInterval(10)
+        while try live.readiness().secondsSinceCaughtUp == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        try #require(try live.readiness().secondsSinceCaughtUp != nil, "the first poll did not run")
         let session = try auth.register(displayName: "Before")
         _ = try auth.client.call(AuthAPI.profileUpdate, ProfileUpdateRequest(displayName: .set("After")), token: session.accessToken)
         var name: String?

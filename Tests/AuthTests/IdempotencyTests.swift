@@ -1,3 +1,4 @@
+@testable import Auth
 import Contracts
 import Foundation
 import GRDB
@@ -131,15 +132,21 @@ struct AuthRuntimeTests {
         let logins = (0..<4).map { _ in
             ServiceThread(name: "login") {
                 let client = ServiceClient(service: "auth", endpoint: endpoint, timeout: 60, tries: 1)
-                _ = try? client.call(AuthAPI.login, LoginRequest(login: "storm@example.org", password: "correct horse battery"))
-                loginsDone.append(.success(1))
+                do {
+                    _ = try client.call(AuthAPI.login, LoginRequest(login: "storm@example.org", password: "correct horse battery"))
+                    loginsDone.append(.success(1))
+                } catch {
+                    loginsDone.append(.failure(error))
+                }
                 client.close()
             }
         }
         // The four logins are queued for the one hashing thread (each takes about a
-        // second in a debug build) before health is asked. Were health queued behind
-        // them, its first answer would come only after all four.
-        Thread.sleep(forTimeInterval: 0.3)
+        // second in a debug build) before health is asked: one runs, three wait. Were
+        // health queued behind them, its first answer would come only after all four.
+        let deadline = Date().addingTimeInterval(30)
+        while auth.service.hashingWaiting < 3, loginsDone.all.isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(auth.service.hashingWaiting >= 3 && loginsDone.all.isEmpty, "the logins did not queue up")
         for _ in 0..<20 {
             _ = try auth.client.call(AuthAPI.health, Empty())
         }
@@ -147,6 +154,7 @@ struct AuthRuntimeTests {
         logins.forEach { $0.join() }
         #expect(loginsFinishedDuringHealthChecks < 4)
         #expect(loginsDone.all.count == 4)
+        #expect(loginsDone.all.allSatisfy { (try? $0.get()) == 1 }, "every login of the storm succeeds")
     }
 
     @Test("password requests over the queue's capacity are refused with rate_limited, not queued without end")

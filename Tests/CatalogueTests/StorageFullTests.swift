@@ -44,10 +44,26 @@ struct StorageFullTests {
         let ready = try fixture.client.call(HealthAPI.ready("catalogue"), Empty())
         #expect(ready.database?.writable == false && ready.ready == false)
 
-        // Room made (posts deleted free their pages): writes are taken again.
+        // Room made (posts deleted free their pages): readiness comes back, and writes are taken again.
+        var deleted = 0
         for post in kept.prefix(kept.count / 2) {
-            _ = try? fixture.client.call(CatalogueAPI.delete, IDRequest(id: post.id), token: owner.token)
+            do {
+                _ = try fixture.client.call(CatalogueAPI.delete, IDRequest(id: post.id), token: owner.token)
+                deleted += 1
+            } catch let error as ServiceError {
+                // A delete writes too; while the file is full it is refused the same way.
+                #expect(error.code == .unavailable && error.message.contains("storage is full"), "\(error)")
+            }
         }
+        #expect(deleted > kept.count / 4, "\(deleted) of \(kept.count / 2) deletes went through")
+        var readyAgain = try fixture.client.call(HealthAPI.ready("catalogue"), Empty())
+        let deadline = Date().addingTimeInterval(30)
+        while !readyAgain.ready, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.1)
+            readyAgain = try fixture.client.call(HealthAPI.ready("catalogue"), Empty())
+        }
+        #expect(readyAgain.ready && readyAgain.database?.writable == true, "\(readyAgain)")
+        #expect((try fixture.client.call(HealthAPI.health("catalogue"), Empty()).storage?.freeBytes ?? 0) >= 64 * 1024)
         var draft = PostDraft.sample("After the clean-up")
         draft.text = text
         let after = try fixture.create(draft, token: owner.token)

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Synchronization
 @testable import Geo
 import ServiceClient
 import ServiceKit
@@ -131,17 +132,27 @@ struct GeoServiceTests {
         // cursor in one transaction, so nothing is lost or applied twice.
         let endpoint = geo.stack.endpoint("catalogue"), token = owner.token
         let done = DispatchSemaphore(value: 0)
+        let importFailure = Mutex<(any Error)?>(nil)
         Thread {
             let client = ServiceClient(service: "catalogue", endpoint: endpoint, timeout: 20, tries: 1)
-            try? Self.importPosts(client, owner: token, count: 3_000, prefix: "second")
+            do {
+                try Self.importPosts(client, owner: token, count: 3_000, prefix: "second")
+            } catch {
+                importFailure.withLock { $0 = error }
+            }
             client.close()
             done.signal()
         }.start()
+        // Each restart comes once geo has applied more of the import since the last:
+        // mid-way through following, not before it or after.
         for _ in 0..<3 {
-            Thread.sleep(forTimeInterval: 0.15)
+            let before = try geo.geo.postFollower.cursor()
+            let deadline = Date().addingTimeInterval(30)
+            while try geo.geo.postFollower.cursor() == before, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
             try geo.restartGeo()
         }
         done.wait()
+        #expect(importFailure.withLock { $0 } == nil, "the import failed: \(String(describing: importFailure.withLock { $0 }))")
         try geo.catchUp()
         try Self.expectSame(geo, "after restarts during following")
 

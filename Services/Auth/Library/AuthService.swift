@@ -99,6 +99,9 @@ public final class AuthService: RunnableService {
 
     public var ops: [String] { server.ops }
 
+    /// Password requests waiting for a hashing thread.
+    var hashingWaiting: Int { server.waiting(inPool: AuthHandlers.hashingPool) }
+
     public func start() throws {
         if let events = settings.eventsEndpoint {
             let publisher = try EventPublisher(endpoint: events, security: ServerSecurity(settings),

@@ -123,6 +123,9 @@ public final class Server: Sendable {
     /// The ops this server answers, by name.
     public var ops: [String] { pipeline.router.allRoutes.map(\.name).sorted() }
 
+    /// Requests waiting in a pool's queue, not yet begun.
+    public func waiting(inPool name: String) -> Int { pipeline.pools[name]?.count ?? 0 }
+
     /// The endpoint clients connect to, with the port a `tcp://…:*` bind was given.
     public var endpoint: String {
         boundEndpoint.withLock { $0 } ?? configuration.endpoint
