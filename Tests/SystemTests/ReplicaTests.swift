@@ -1,6 +1,8 @@
 import Contracts
 import EdgeFixtures
 import Foundation
+import ServiceKit
+import ServiceClient
 import ServiceKitTesting
 import Synchronization
 import TestThreads
@@ -168,6 +170,82 @@ struct ReplicaTests {
         let final = tally.withLock { $0 }
         #expect(final.failures.isEmpty, "\(final.failures.count) of \(final.searches) searches failed: \(final.failures.prefix(5))")
         #expect(final.searches >= 450)
+    }
+
+    @Test("a replica that falls behind (its link to catalogue cut, more than 1,000 changes short) gets no searches and loses its live queries; caught up again, it serves")
+    func laggingReplica() throws {
+        let geoEndpoints = [try ChildProcess.freeEndpoint(), try ChildProcess.freeEndpoint()]
+        let geoEvents = [try ChildProcess.freeEndpoint(), try ChildProcess.freeEndpoint()]
+        // here up runs replica 0; this test runs geo-1 itself, reaching catalogue through a relay it can cut.
+        let stack = try EdgeStack("lagging", environment: [
+            "HEREABOUTS_GEO_ENDPOINT": geoEndpoints.joined(separator: ","), "HEREABOUTS_GEO_EVENTS": geoEvents.joined(separator: ","),
+            "HEREABOUTS_EDGE_SERVICE_TIMEOUT": "10", "HEREABOUTS_EDGE_WATCH_RENEW": "2",
+        ])
+        defer { stack.stop() }
+        let catalogue = try #require(stack.environment[ServiceEndpoints.requestsVariable("catalogue")])
+        let relay = try TCPRelay(to: try #require(Int(catalogue.split(separator: ":").last ?? "")))
+        var geoOneEnvironment = stack.environment
+        geoOneEnvironment["HEREABOUTS_REPLICA"] = "1"
+        geoOneEnvironment[KeyRing.environmentVariable] = stack.directory.appendingPathComponent("data/keys").path
+        geoOneEnvironment[ServiceEndpoints.requestsVariable("catalogue")] = "tcp://127.0.0.1:\(relay.port)"
+        let geoOne = try ChildProcess("geo-service", arguments: [], environment: geoOneEnvironment,
+                                      log: stack.directory.appendingPathComponent("geo-1.log"))
+        defer { geoOne.terminate() }
+        func readiness(_ replica: Int) throws -> ReadyReply? {
+            let reply = try here(["call", "geo.ready"], environment: stack.environment.merging(["HEREABOUTS_GEO_ENDPOINT": geoEndpoints[replica]]) { $1 })
+            return try? JSONValueDecoder().decode(ReadyReply.self, from: Data(reply.out.utf8))
+        }
+        try waitUntil("geo-1 ready") { try readiness(1)?.ready == true }
+
+        // Live queries on both replicas (opened round the ready ones).
+        let seller = try stack.register("seller@example.org")
+        let sellerClient = stack.client.signed(seller.accessToken)
+        var sockets: [EventSocketClient] = []
+        defer { sockets.forEach { $0.close() } }
+        func watches(_ replica: Int) throws -> Double {
+            let stats = try here(["call", "geo.stats"], environment: stack.environment.merging(["HEREABOUTS_GEO_ENDPOINT": geoEndpoints[replica]]) { $1 })
+            return (try? JSONParser.parse(Data(stats.out.utf8)))?.objectValue?["watches"]?.doubleValue ?? 0
+        }
+        while try watches(1) == 0, sockets.count < 8 {
+            let socket = try EventSocketClient(port: stack.port)
+            socket.authenticate(seller.accessToken)
+            _ = socket.send(#"{"type":"watch","id":"crates","search":{"lat":52.09,"lon":5.12,"radius":5000,"q":"crate"}}"#)
+            #expect(socket.next(ofType: "watch.opened") != nil)
+            sockets.append(socket)
+        }
+        try #require(try watches(1) >= 1, "no watch was opened on geo-1")
+
+        // The link is cut; catalogue takes 1,200 barrels, announced to geo-1 on its events but never fetched.
+        relay.cut()
+        for batch in 0..<2 {
+            let posts: [JSONValue] = (0..<600).map { number in
+                .object(["ref": .string("barrel-\(batch)-\(number)"), "kind": "offer", "title": .string("Barrel \(batch * 600 + number)"),
+                         "lat": .number(.double(52.09 + Double(number % 30) * 0.0005)), "lon": 5.12])
+            }
+            #expect(try sellerClient.post("/v1/posts/import", ["posts": .array(posts)]).status == 200)
+        }
+        try waitUntil("geo-1 more than maxLag behind") {
+            guard let ready = try readiness(1), let feed = ready.feeds.first(where: { $0.feed == "catalogue" }) else { return false }
+            return feed.lag > FeedReadiness.maxLag && !ready.ready
+        }
+        // Replica 0 has them all; the edge's probe (every second) leaves geo-1 out. Once a
+        // search has come back whole, every one does: none goes to geo-1, which has none.
+        func wholePage() throws -> Bool {
+            let page = try stack.client.get("/v1/search?lat=52.09&lon=5.12&radius=5000&q=barrel&limit=50").object()
+            return page["hits"]?.arrayValue?.count == 50
+        }
+        try waitUntil("replica 0 holding the barrels, and geo-1 left out") { try wholePage() && wholePage() && wholePage() }
+        for attempt in 0..<30 { #expect(try wholePage(), "search \(attempt) went to the lagging replica") }
+        // The live query on geo-1 moves: a new crate reaches every socket.
+        #expect(try sellerClient.post("/v1/posts", ["kind": "offer", "title": "Crate behind", "lat": 52.09, "lon": 5.12]).status == 201)
+        for (index, socket) in sockets.enumerated() {
+            #expect(Self.sees("Crate behind", on: socket), "socket \(index) did not see the crate")
+        }
+
+        // Mended, geo-1 fetches what it missed, is ready again, and its answers are whole.
+        relay.mend()
+        try waitUntil("geo-1 caught up and ready") { try readiness(1)?.ready == true }
+        for attempt in 0..<20 { #expect(try wholePage(), "search \(attempt) after geo-1 caught up") }
     }
 
     /// Whether the socket's watch shows `title` within 40 s: as `watch.entered`, or in
