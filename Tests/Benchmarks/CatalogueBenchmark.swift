@@ -212,7 +212,10 @@ final class BenchStack {
         return try auth.call(AuthAPI.register, RegisterRequest(email: email, password: "bench password"))
     }
 
-    func eventsEndpoint(_ service: String) -> String { environment[ServiceEndpoints.eventsVariable(service)]! }
+    /// A service's events endpoint (replica 0's, for a service run as replicas).
+    func eventsEndpoint(_ service: String) -> String {
+        ServiceEndpoints.list(environment[ServiceEndpoints.eventsVariable(service)]!).first!
+    }
 
     /// Starts a raw echo server answering with `replyBytes`; returns its endpoint.
     func echo(replyBytes: Int) throws -> String {

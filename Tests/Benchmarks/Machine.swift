@@ -3,10 +3,16 @@ import Wire
 
 /// What the numbers were measured on.
 enum Machine {
+    /// The CPU's model, as /proc/cpuinfo names it.
+    static let cpu: String = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+        .split(separator: "\n").first { $0.hasPrefix("model name") }?
+        .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+
+    /// The kind of machine a run-log row was measured on: runs compare with runs on
+    /// the same kind only (a ZeroMQ echo differed 2× between two kinds of 2 cores).
+    static var kind: String { "\(cpu), \(ProcessInfo.processInfo.activeProcessorCount) cores" }
+
     static var description: String {
-        let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
-            .split(separator: "\n").first { $0.hasPrefix("model name") }?
-            .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
         let memory = (try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("MemTotal") }?
             .split(separator: " ").dropFirst().first.flatMap { Double($0) }.map { String(format: "%.0f GiB", $0 / 1_048_576) } ?? "?"
@@ -69,7 +75,7 @@ struct BenchmarkReport: Sendable {
             if !text.contains(Self.logsHeading) { text += "\n\(Self.logsHeading)\n\n\(Self.logsIntroduction)\n" }
             text += "\n### \(name)\n"
         }
-        rows.append(RunLog.Row(when: Timestamp.format(Date()), build: Machine.build, values: values))
+        rows.append(RunLog.Row(when: Timestamp.format(Date()), build: Machine.build, machine: Machine.kind, values: values))
         let log = RunLog(columns: columns, rows: rows, digits: digits)
         Self.replace(in: &text, between: start, and: end, with: log.table)
         try text.write(toFile: path, atomically: true, encoding: .utf8)
@@ -79,8 +85,10 @@ struct BenchmarkReport: Sendable {
     static let logsHeading = "## Run logs"
     static let logsIntroduction = """
         Every run of each benchmark, one row per run, added by the run and never rewritten: when it ended
-        (UTC), the commit it was built from (`+changes`: with uncommitted changes), and its figures (each
-        the median of that run's rounds). Headlines above are medians of these rows, never the best of them.
+        (UTC), the commit it was built from (`+changes`: with uncommitted changes), the machine it ran on
+        (CPU model and cores), and its figures (each the median of that run's rounds). Headlines above are
+        medians of these rows on the machine of the run that wrote them, never the best of them, and never
+        mixed across machines.
         """
 
     private static func replace(in text: inout String, between start: String, and end: String, with body: String) {
@@ -98,21 +106,23 @@ struct RunLog {
     struct Row {
         var when: String
         var build: String
+        var machine: String
         var values: [Double]
 
-        init(when: String, build: String, values: [Double]) {
+        init(when: String, build: String, machine: String, values: [Double]) {
             self.when = when
             self.build = build
+            self.machine = machine
             self.values = values
         }
 
-        /// A row of the log's table: `| when | `build` | v1 | v2 | … |`.
+        /// A row of the log's table: `| when | `build` | machine | v1 | v2 | … |`.
         init?(markdown line: Substring) {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard cells.count >= 3, cells[0].first?.isNumber == true else { return nil }
-            let values = cells.dropFirst(2).map { Double($0.replacingOccurrences(of: ",", with: "")) }
+            guard cells.count >= 4, cells[0].first?.isNumber == true else { return nil }
+            let values = cells.dropFirst(3).map { Double($0.replacingOccurrences(of: ",", with: "")) }
             guard values.allSatisfy({ $0 != nil }) else { return nil }
-            self.init(when: cells[0], build: cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`")),
+            self.init(when: cells[0], build: cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`")), machine: cells[2],
                       values: values.compactMap { $0 })
         }
     }
@@ -122,29 +132,34 @@ struct RunLog {
     let digits: Int
 
     var table: String {
-        var lines = ["| run (UTC) | build | " + columns.joined(separator: " | ") + " |",
-                     "|---|---|" + String(repeating: "---|", count: columns.count)]
+        var lines = ["| run (UTC) | build | machine | " + columns.joined(separator: " | ") + " |",
+                     "|---|---|---|" + String(repeating: "---|", count: columns.count)]
         for row in rows {
-            lines.append("| \(row.when) | `\(row.build)` | " + row.values.map { format($0, digits) }.joined(separator: " | ") + " |")
+            lines.append("| \(row.when) | `\(row.build)` | \(row.machine) | " + row.values.map { format($0, digits) }.joined(separator: " | ") + " |")
         }
         return lines.joined(separator: "\n")
     }
 
-    /// This build's runs.
-    var current: [Row] { rows.filter { $0.build == Machine.build } }
+    /// The runs on this kind of machine.
+    var thisMachine: [Row] { rows.filter { $0.machine == Machine.kind } }
 
-    /// The median of a column over `rows` (this build's by default).
+    /// This build's runs on this kind of machine.
+    var current: [Row] { thisMachine.filter { $0.build == Machine.build } }
+
+    /// The median of a column over `rows` (this build's on this machine by default).
     func median(_ column: Int, of rows: [Row]? = nil) -> Double {
         Statistics.median((rows ?? current).compactMap { column < $0.values.count ? $0.values[column] : nil })
     }
 
-    /// "the median of the N runs of this build (all M runs in the log: X)".
+    /// "the median of this build's N runs on this machine (of all M runs on it: X)";
+    /// runs on other kinds of machine are never in it.
     func headline(_ column: Int, unit: String = "", digits: Int? = nil) -> String {
         let digits = digits ?? self.digits
         let mine = current.count
-        var text = "**\(format(median(column), digits))\(unit)**, the median of \(mine == 1 ? "this build's one run" : "this build's \(mine) runs")"
-        if rows.count > mine {
-            text += " (of all \(rows.count) runs in the log, builds differing: \(format(median(column, of: rows), digits))\(unit))"
+        var text = "**\(format(median(column), digits))\(unit)**, the median of "
+            + (mine == 1 ? "this build's one run" : "this build's \(mine) runs") + " on this machine (\(Machine.kind))"
+        if thisMachine.count > mine {
+            text += " (of all \(thisMachine.count) runs on it, builds differing: \(format(median(column, of: thisMachine), digits))\(unit))"
         }
         return text
     }
