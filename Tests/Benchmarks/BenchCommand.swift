@@ -21,7 +21,7 @@ struct All: ParsableCommand {
     @Option(help: "The directory gen_dataset.py wrote (posts.tsv, queries.tsv); without it the dataset figures are skipped.")
     var dataset: String?
 
-    @Option(help: "Which benchmarks to run: foundation, catalogue, geo, watches, messaging, edge (all by default).")
+    @Option(help: "Which benchmarks to run: foundation, catalogue, messaging, fairness, edge, watches, backup, geo, replicas (all by default).")
     var only: [String] = []
 
     @Option(help: "WebSockets the edge benchmark opens.")
@@ -46,6 +46,9 @@ struct All: ParsableCommand {
             }),
             ("messaging", {
                 try MessagingBenchmark(seconds: seconds, directory: directory.appendingPathComponent("messaging"), report: report).run()
+            }),
+            ("fairness", {
+                try FairnessBenchmark(seconds: max(seconds, 10), directory: directory.appendingPathComponent("fairness"), report: report).run()
             }),
             ("edge", {
                 try EdgeBenchmark(seconds: seconds, directory: directory.appendingPathComponent("edge"),
