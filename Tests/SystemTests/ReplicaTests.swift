@@ -176,18 +176,18 @@ struct ReplicaTests {
     func laggingReplica() throws {
         let geoEndpoints = [try ChildProcess.freeEndpoint(), try ChildProcess.freeEndpoint()]
         let geoEvents = [try ChildProcess.freeEndpoint(), try ChildProcess.freeEndpoint()]
-        // here up runs replica 0; this test runs geo-1 itself, reaching catalogue through a relay it can cut.
+        // here up runs replica 0; this test runs geo-1 itself, reaching catalogue through a proxy it can cut.
         let stack = try EdgeStack("lagging", environment: [
             "HEREABOUTS_GEO_ENDPOINT": geoEndpoints.joined(separator: ","), "HEREABOUTS_GEO_EVENTS": geoEvents.joined(separator: ","),
             "HEREABOUTS_EDGE_SERVICE_TIMEOUT": "10", "HEREABOUTS_EDGE_WATCH_RENEW": "2",
         ])
         defer { stack.stop() }
         let catalogue = try #require(stack.environment[ServiceEndpoints.requestsVariable("catalogue")])
-        let relay = try TCPRelay(to: try #require(Int(catalogue.split(separator: ":").last ?? "")))
+        let proxy = try TCPProxy(upstream: try #require(Int(catalogue.split(separator: ":").last ?? "")))
         var geoOneEnvironment = stack.environment
         geoOneEnvironment["HEREABOUTS_REPLICA"] = "1"
         geoOneEnvironment[KeyRing.environmentVariable] = stack.directory.appendingPathComponent("data/keys").path
-        geoOneEnvironment[ServiceEndpoints.requestsVariable("catalogue")] = "tcp://127.0.0.1:\(relay.port)"
+        geoOneEnvironment[ServiceEndpoints.requestsVariable("catalogue")] = "tcp://127.0.0.1:\(proxy.port)"
         let geoOne = try ChildProcess("geo-service", arguments: [], environment: geoOneEnvironment,
                                       log: stack.directory.appendingPathComponent("geo-1.log"))
         defer { geoOne.terminate() }
@@ -216,7 +216,7 @@ struct ReplicaTests {
         try #require(try watches(1) >= 1, "no watch was opened on geo-1")
 
         // The link is cut; catalogue takes 1,200 barrels, announced to geo-1 on its events but never fetched.
-        relay.cut()
+        proxy.cut()
         for batch in 0..<2 {
             let posts: [JSONValue] = (0..<600).map { number in
                 .object(["ref": .string("barrel-\(batch)-\(number)"), "kind": "offer", "title": .string("Barrel \(batch * 600 + number)"),
@@ -243,7 +243,7 @@ struct ReplicaTests {
         }
 
         // Mended, geo-1 fetches what it missed, is ready again, and its answers are whole.
-        relay.mend()
+        proxy.mend()
         try waitUntil("geo-1 caught up and ready") { try readiness(1)?.ready == true }
         for attempt in 0..<20 { #expect(try wholePage(), "search \(attempt) after geo-1 caught up") }
     }

@@ -8,6 +8,10 @@ import Foundation
 ///
 /// Each lane holds at most `laneCapacity` items, so one key cannot fill the queue
 /// and have everyone else refused; all lanes together hold at most `capacity`.
+///
+/// Offered under one key, it is a plain first-in first-out queue: the workers' queue,
+/// where an idle worker takes the next request, so a slow request never holds up one
+/// queued behind it while another worker is free (which round-robin dispatch would).
 public final class FairQueue<Item: Sendable>: Sendable {
     private struct Lane {
         var items: [Item] = []
@@ -44,7 +48,7 @@ public final class FairQueue<Item: Sendable>: Sendable {
 
     /// - Parameter laneCapacity: the most one key may have waiting; a quarter of
     ///   `capacity` (at least one) unless given.
-    public init(capacity: Int, laneCapacity: Int? = nil) {
+    public init(capacity: Int = .max, laneCapacity: Int? = nil) {
         self.capacity = capacity
         self.laneCapacity = laneCapacity ?? max(1, capacity / 4)
     }
@@ -52,7 +56,7 @@ public final class FairQueue<Item: Sendable>: Sendable {
     /// Adds an item to `key`'s lane; false when that lane or the queue is full, or
     /// the queue is closed.
     @discardableResult
-    public func offer(_ item: Item, key: String) -> Bool {
+    public func offer(_ item: Item, key: String = "") -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !state.isClosed, state.count < capacity else { return false }

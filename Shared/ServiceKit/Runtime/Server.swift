@@ -63,7 +63,7 @@ public final class Server: Sendable {
 
     public let configuration: Configuration
     private let pipeline: RequestPipeline
-    private let workQueue = WorkQueue<Job>()
+    private let workQueue = FairQueue<Job>(laneCapacity: .max)
     private let logger: Logger
     private let state = Mutex<RunState>(.idle)
     private let boundEndpoint = Mutex<String?>(nil)
