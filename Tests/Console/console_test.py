@@ -14,6 +14,7 @@ With --screenshots, the main pages at phone and desktop sizes are saved there.
 """
 import argparse
 import os
+import random
 import re
 import shutil
 import signal
@@ -50,9 +51,17 @@ def png(width, height, rgb):
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port nothing listens on, from 12000-19999: below the kernel's ephemeral range,
+    where any outgoing connection could take a port the kernel handed out before the
+    service it was meant for binds it (and apart from the Swift tests' 20000-31999)."""
+    while True:
+        port = random.randint(12000, 19999)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 class Stack:
@@ -81,8 +90,9 @@ class Stack:
             if self.process.poll() is not None:
                 break
             time.sleep(0.2)
+        text = self.text()
         self.stop()
-        raise SystemExit(f"the stack did not start:\n{self.text()}")
+        raise SystemExit(f"the stack did not start:\n{text}")
 
     def text(self):
         self.log.flush()
