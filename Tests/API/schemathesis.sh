@@ -18,7 +18,15 @@ if [ -n "${SCHEMATHESIS_SEED:-}" ]; then seed_option=(--seed "$SCHEMATHESIS_SEED
 "$venv/bin/openapi-spec-validator" Docs/openapi.yaml
 
 work=$(mktemp -d /tmp/hb-api-XXXXXX)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# A port below the kernel's ephemeral range, which outgoing connections may take meanwhile.
+port=$(python3 -c '
+import random, socket
+while True:
+    port = random.randint(12000, 19999)
+    with socket.socket() as s:
+        try: s.bind(("127.0.0.1", port))
+        except OSError: continue
+        print(port); break')
 export HEREABOUTS_DATA_DIR=$work/data XDG_CONFIG_HOME=$work/config HEREABOUTS_BIN_DIR=$bin HEREABOUTS_LOG_LEVEL=warning
 export HEREABOUTS_EDGE_LISTEN=127.0.0.1:$port HEREABOUTS_EDGE_RATE_LIMIT=0 HEREABOUTS_EDGE_SERVICE_TIMEOUT=60
 # One address sends every request here: the per-address budget of new accounts would refuse most registrations.
