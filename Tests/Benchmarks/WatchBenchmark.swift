@@ -23,14 +23,7 @@ struct WatchBenchmark {
     func run() throws -> String {
         let posts = try DatasetPost.load(dataset)
         let queries = try DatasetQuery.load(dataset)
-        // Two geo replicas following one catalogue: the watches go to replica 0, and
-        // searches alternate between it and replica 1, which holds none, round by round.
-        let geoEndpoints = [try ChildProcess.freeEndpoint(), try ChildProcess.freeEndpoint()]
-        let geoEvents = [try ChildProcess.freeEndpoint(), try ChildProcess.freeEndpoint()]
-        let stack = try BenchStack(directory: directory, services: ["auth", "catalogue", "geo"], environment: [
-            ServiceEndpoints.requestsVariable(GeoAPI.service): geoEndpoints.joined(separator: ","),
-            ServiceEndpoints.eventsVariable(GeoAPI.service): geoEvents.joined(separator: ","),
-        ])
+        let stack = try BenchStack(directory: directory, services: ["auth", "catalogue", "geo"])
         defer { stack.stop() }
         let auth = ServiceClient(service: "auth", endpoint: stack.endpoint("auth"), timeout: 60, tries: 1)
         defer { auth.close() }
@@ -41,66 +34,79 @@ struct WatchBenchmark {
         defer { geo.close() }
         let geoPID = try stack.pid("geo").orThrow("geo's pid")
 
-        // Changes without watches, for comparison; a second replica, for searches without them.
         let frames = queries.map(\.searchFrame)
         let ok = Data(#""ok":true"#.utf8)
-        func searchRate(at endpoint: String) -> LoadResult {
+        func searchRate() -> LoadResult {
             let count = frames.count
-            return LoadGenerator.run(endpoint: endpoint, clients: 4, seconds: seconds,
+            return LoadGenerator.run(endpoint: stack.endpoint("geo"), clients: 4, seconds: seconds,
                                      request: { client, sequence in [frames[(client * count / 4 + sequence) % count]] },
                                      check: { $0.range(of: ok) != nil })
         }
         print("watches: changes without watches")
         let quiet = try changes(stack: stack, token: token, posts: posts, geoPID: geoPID, round: 0)
-        print("watches: starting replica 1, which will hold no watches")
-        _ = try stack.startReplica(GeoAPI.service, index: 1, timeout: 600)
-        let plain = ServiceClient(service: "geo", endpoint: geoEndpoints[1], timeout: 60, tries: 1)
-        defer { plain.close() }
-        let caughtUp = Date()
-        while (try? plain.call(GeoAPI.stats, Empty()))?.lag.values.allSatisfy({ $0 == 0 }) != true
-                || (try? plain.call(GeoAPI.stats, Empty()))?.posts ?? 0 < (try? geo.call(GeoAPI.stats, Empty()))?.posts ?? 0 {
-            guard Date().timeIntervalSince(caughtUp) < 900 else { throw PeerError("replica 1 did not catch up within 15 minutes") }
-            Thread.sleep(forTimeInterval: 0.5)
-        }
 
         // The watches: 50 a user (geo's cap), circles of 1–25 km around the queries'
-        // centres (the dataset's places), half with a term.
-        print("watches: opening \(watches)")
-        let opening = Date()
+        // centres (the dataset's places), half with a term; opened before each round
+        // that has them and closed after it, so that the searches alternate with and
+        // without them in the same process.
         let users = try (0..<(watches + GeoRules.watchesPerUser - 1) / GeoRules.watchesPerUser).map { _ in
             try auth.call(AuthAPI.anonymous, Empty()).accessToken
         }
-        let opened = Atomic<Int>(0)
         let geoEndpoint = stack.endpoint("geo"), watches = self.watches
-        let openers = (0..<4).map { part in
-            ServiceThread(name: "bench-open-\(part)") {
-                let client = ServiceClient(service: "geo", endpoint: geoEndpoint, timeout: 60, tries: 1)
-                defer { client.close() }
-                var random = SeededRandom(state: UInt64(part + 1))
-                for n in stride(from: part, to: watches, by: 4) {
-                    let query = queries[Int(random.next() % UInt64(queries.count))]
-                    let radius = 1_000 + Double(random.next() % 24_000)
-                    let term = n % 2 == 0 ? Self.terms[n / 2 % Self.terms.count] : nil
-                    let request = WatchOpenRequest(search: SearchRequest(lat: query.lat, lon: query.lon, radius: radius, q: term, limit: 1))
-                    if (try? client.call(GeoAPI.watchOpen, request, token: users[n / GeoRules.watchesPerUser])) != nil {
-                        opened.add(1, ordering: .relaxed)
+        func openAll() -> [(id: String, token: String)] {
+            let opened = Mutex<[(id: String, token: String)]>([])
+            let openers = (0..<4).map { part in
+                ServiceThread(name: "bench-open-\(part)") {
+                    let client = ServiceClient(service: "geo", endpoint: geoEndpoint, timeout: 60, tries: 1)
+                    defer { client.close() }
+                    var random = SeededRandom(state: UInt64(part + 1))
+                    for n in stride(from: part, to: watches, by: 4) {
+                        let query = queries[Int(random.next() % UInt64(queries.count))]
+                        let radius = 1_000 + Double(random.next() % 24_000)
+                        let term = n % 2 == 0 ? Self.terms[n / 2 % Self.terms.count] : nil
+                        let request = WatchOpenRequest(search: SearchRequest(lat: query.lat, lon: query.lon, radius: radius, q: term, limit: 1))
+                        let owner = users[n / GeoRules.watchesPerUser]
+                        if let reply = try? client.call(GeoAPI.watchOpen, request, token: owner) {
+                            opened.withLock { $0.append((reply.watch.id, owner)) }
+                        }
                     }
                 }
             }
+            openers.forEach { $0.join() }
+            return opened.withLock { $0 }
         }
-        openers.forEach { $0.join() }
-        let openSeconds = Date().timeIntervalSince(opening)
-        let openCount = opened.load(ordering: .relaxed)
-        let resident = stack.residentBytes("geo") ?? 0
+        func closeAll(_ open: [(id: String, token: String)]) {
+            let closers = (0..<4).map { part in
+                ServiceThread(name: "bench-close-\(part)") {
+                    let client = ServiceClient(service: "geo", endpoint: geoEndpoint, timeout: 60, tries: 1)
+                    defer { client.close() }
+                    for index in stride(from: part, to: open.count, by: 4) {
+                        _ = try? client.call(GeoAPI.watchClose, WatchRequest(id: open[index].id), token: open[index].token)
+                    }
+                }
+            }
+            closers.forEach { $0.join() }
+        }
 
-        print("watches: changes with \(openCount) watches")
-        let busy = try changes(stack: stack, token: token, posts: posts, geoPID: geoPID, round: 1)
-        print("watches: searches, alternating: replica 1 (no watches), then replica 0 (\(openCount) watches)")
         var searchesBefore: [LoadResult] = [], searchesWith: [LoadResult] = []
-        for _ in 0..<3 {
-            searchesBefore.append(searchRate(at: geoEndpoints[1]))
-            searchesWith.append(searchRate(at: geoEndpoints[0]))
+        var openSeconds = 0.0, openCount = 0, resident = 0
+        var busy: Changes?
+        for round in 0..<3 {
+            print("watches: round \(round + 1): searches without watches, then with \(watches)")
+            searchesBefore.append(searchRate())
+            let opening = Date()
+            let open = openAll()
+            if round == 0 {
+                openSeconds = Date().timeIntervalSince(opening)
+                openCount = open.count
+                resident = stack.residentBytes("geo") ?? 0
+                print("watches: changes with \(openCount) watches")
+                busy = try changes(stack: stack, token: token, posts: posts, geoPID: geoPID, round: 1)
+            }
+            searchesWith.append(searchRate())
+            closeAll(open)
         }
+        guard let busy else { throw PeerError("no round with watches ran") }
 
         let before = Statistics.median(searchesBefore.map(\.rate)), with = Statistics.median(searchesWith.map(\.rate))
         let pairs = zip(searchesWith, searchesBefore).map { $0.rate / $1.rate }
@@ -111,15 +117,15 @@ struct WatchBenchmark {
                                              Double(resident) / 1_000_000], digits: 2)
         var rows = ""
         for (index, (without, with)) in zip(searchesBefore, searchesWith).enumerated() {
-            rows += "| \(index + 1) | none (replica 1) | \(format(without.rate)) | \(format(without.percentile(0.5), 2)) | \(format(without.percentile(0.99), 2)) |\n"
-            rows += "| \(index + 1) | \(openCount) (replica 0) | \(format(with.rate)) | \(format(with.percentile(0.5), 2)) | \(format(with.percentile(0.99), 2)) | \(format(with.rate / without.rate, 3)) × |\n"
+            rows += "| \(index + 1) | none | \(format(without.rate)) | \(format(without.percentile(0.5), 2)) | \(format(without.percentile(0.99), 2)) | |\n"
+            rows += "| \(index + 1) | \(openCount) | \(format(with.rate)) | \(format(with.percentile(0.5), 2)) | \(format(with.percentile(0.99), 2)) | \(format(with.rate / without.rate, 3)) × |\n"
         }
         return """
         ## Live queries: watches
 
         \(Machine.measured(with: "`make bench`"))
         `auth-service`, `catalogue-service` and `geo-service` as separate processes, the dataset's \(posts.count) posts in
-        geo, as two replicas. \(openCount) watches opened at replica 0 (of \(watches) asked) by \(users.count) anonymous users, 50 each: circles of
+        geo. \(openCount) watches opened (of \(watches) asked) by \(users.count) anonymous users, 50 each: circles of
         1–25 km around random query centres (the dataset's places), every other one with a term; opening them took
         \(format(openSeconds, 1)) s. Geo's resident memory with them: \(format(Double(resident) / 1_000_000, 0)) MB.
 
@@ -135,7 +141,8 @@ struct WatchBenchmark {
         | \(openCount) | \(busy.created) | \(busy.events) | \(busy.latencies.count) | \(format(busy.percentile(0.5), 2)) | \(format(p99, 2)) | \(format(busy.cpuPerChange, 3)) |
 
         **Searches** (`geo.search` of the dataset's queries, 4 clients, closed loop, \(format(seconds)) s a run), alternating
-        round by round between a replica holding no watches and the one holding them, both with the same posts:
+        in the same process: each round searches without watches, opens them, searches with them, and closes them
+        (so a round's pair differs only by the watches; the first round also measures the changes above):
 
         | round | watches | q/s | p50 ms | p99 ms | with ÷ without |
         |---|---|---|---|---|---|
