@@ -156,6 +156,17 @@ def search(page, words, place="Utrecht"):
     expect(page.locator(".status")).to_contain_text("found near")
 
 
+def offer_form(page, title, lat, lon):
+    """The posting page's form, filled in for an offer titled `title` at `lat`, `lon`."""
+    page.goto("/#/edit")
+    form = page.locator("form.post-form")
+    form.get_by_label("Kind").select_option("offer")
+    form.get_by_label("Title").fill(title)
+    form.get_by_label("Latitude").fill(lat)
+    form.get_by_label("Longitude").fill(lon)
+    return form
+
+
 def check(name, condition, detail=""):
     if not condition:
         raise AssertionError(f"{name}: {detail}")
@@ -207,14 +218,9 @@ def flows(browser, size_name, size, screenshots):
     search(ann, "folding bike")
     expect(ann.locator("main[data-live=open]")).to_have_count(1)
     poster = ann_context.new_page()
-    poster.goto("/#/edit")
-    form = poster.locator("form.post-form")
-    form.get_by_label("Kind").select_option("offer")
-    form.get_by_label("Title").fill(title)
+    form = offer_form(poster, title, "52.0915", "5.1180")
     form.get_by_label("Description").fill("Light, folds small, serviced.")
     form.get_by_label("Price").fill("180")
-    form.get_by_label("Latitude").fill("52.0915")
-    form.get_by_label("Longitude").fill("5.1180")
     form.get_by_label("Opening hours").fill("Mo-Sa 10:00-18:00")
     form.get_by_label("Add photos").set_input_files(files=[{"name": "bike.png", "mimeType": "image/png", "buffer": png(64, 48, (40, 110, 150))}])
     shot(poster, "edit")
@@ -230,13 +236,7 @@ def flows(browser, size_name, size, screenshots):
 
     # A title with markup is text wherever it is shown, the map's tooltip too (Leaflet writes strings as HTML).
     markup = f'Zebralamp {size_name} <img src=x onerror="document.body.dataset.injected=1"><b>bold</b>'
-    poster.goto("/#/edit")
-    form = poster.locator("form.post-form")
-    form.get_by_label("Kind").select_option("offer")
-    form.get_by_label("Title").fill(markup)
-    form.get_by_label("Latitude").fill("52.0921")
-    form.get_by_label("Longitude").fill("5.1190")
-    form.get_by_role("button", name="Publish").click()
+    offer_form(poster, markup, "52.0921", "5.1190").get_by_role("button", name="Publish").click()
     expect(poster.get_by_role("heading", level=2)).to_have_text(markup)
     search(ann, f"zebralamp {size_name}")
     expect(ann.locator("ol.hits li", has_text="Zebralamp")).to_have_count(1)

@@ -30,25 +30,12 @@ public final class RawConnection: @unchecked Sendable {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
         }
         if let source {
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            inet_pton(AF_INET, source, &local.sin_addr)
-            let bound = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard bound == 0 else {
+            guard Self.with(source, port: 0, { bind(fd, $0, $1) }) == 0 else {
                 close(fd)
                 throw Failure(description: "bind to \(source): errno \(errno)")
             }
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        inet_pton(AF_INET, host, &address.sin_addr)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
+        guard Self.with(host, port: port, { connect(fd, $0, $1) }) == 0 else {
             close(fd)
             throw Failure(description: "connect to \(host):\(port): errno \(errno)")
         }
@@ -58,6 +45,17 @@ public final class RawConnection: @unchecked Sendable {
     }
 
     deinit { close(fd) }
+
+    /// Calls `body` with the IPv4 socket address of `host` and `port`, and its size.
+    private static func with(_ host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, host, &address.sin_addr)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+    }
 
     /// Ends the connection both ways (a reader blocked on it returns).
     public func shutdown() {

@@ -20,6 +20,7 @@ public final class TCPProxy: @unchecked Sendable {
     private let lock = NSLock()
     private var connections: [ObjectIdentifier: Connection] = [:]
     private var isCut = false
+    private var isStopped = false
 
     public static let passing: @Sendable () -> (up: Hook, down: Hook) = { ({ ($0, false) }, { ($0, false) }) }
 
@@ -65,8 +66,14 @@ public final class TCPProxy: @unchecked Sendable {
         lock.withLock { isCut = false }
     }
 
-    /// Stops taking connections.
+    /// Stops taking connections (once: a second call would close a descriptor number
+    /// the process may have given to something else meanwhile).
     public func stop() {
+        let first = lock.withLock { () -> Bool in
+            defer { isStopped = true }
+            return !isStopped
+        }
+        guard first else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
     }

@@ -16,13 +16,9 @@ import Wire
 struct WatchRelayTests {
     @Test("an event lost on the way, with none after it to show the gap, is found at the next renewal: fresh results")
     func lostLastEvent() async throws {
-        let upstream = try Upstream()
-        let geo = try GeoService(settings: try upstream.stack.settings(for: "geo"), logger: TestStack.logger("geo"))
-        try upstream.stack.start(geo)
-        let client = try AsyncServiceClient(.init(service: "geo", endpoint: upstream.stack.endpoint("geo"), timeout: 20))
         // Nothing here subscribes to geo's events: every one of them is lost, as one
         // dropped by a full queue or a reconnecting subscriber would be.
-        let watches = SocketWatches(geo: client, renewAfter: 1)
+        let (upstream, geo, watches) = try Self.relay(renewAfter: 1)
         let channel = OutboxTests.FakeChannel()
         let seller = try upstream.user()
         watches.signedIn(socketID: 1, token: seller.token)
@@ -53,11 +49,7 @@ struct WatchRelayTests {
 
     @Test("a burst of opens on one socket opens at most its 20 watches, counting those geo has not answered yet")
     func burstOfOpens() async throws {
-        let upstream = try Upstream()
-        let geo = try GeoService(settings: try upstream.stack.settings(for: "geo"), logger: TestStack.logger("geo"))
-        try upstream.stack.start(geo)
-        let client = try AsyncServiceClient(.init(service: "geo", endpoint: upstream.stack.endpoint("geo"), timeout: 20))
-        let watches = SocketWatches(geo: client, renewAfter: 240)
+        let (upstream, geo, watches) = try Self.relay(renewAfter: 240)
         let channel = OutboxTests.FakeChannel()
         let outbox = channel.outbox()
         let user = try upstream.user()
@@ -79,6 +71,15 @@ struct WatchRelayTests {
         #expect(channel.texts.last?.contains("\"type\":\"watch.opened\"") == true)
         await watches.socketClosed(1)
         geo.stop()
+    }
+
+    /// Auth, catalogue and geo in this process, and the edge's watches of geo.
+    static func relay(renewAfter: TimeInterval) throws -> (Upstream, GeoService, SocketWatches) {
+        let upstream = try Upstream()
+        let geo = try GeoService(settings: try upstream.stack.settings(for: "geo"), logger: TestStack.logger("geo"))
+        try upstream.stack.start(geo)
+        let client = try AsyncServiceClient(.init(service: "geo", endpoint: upstream.stack.endpoint("geo"), timeout: 20))
+        return (upstream, geo, SocketWatches(geo: client, renewAfter: renewAfter))
     }
 
     struct Timeout: Error, CustomStringConvertible {

@@ -274,7 +274,7 @@ final class RequestPipeline: Sendable {
     /// Whom a request comes from, for budgets kept per origin (failed logins): the
     /// end client's address a service (the edge) relays in `origin`, else the peer's
     /// key, else this machine.
-    func origin(of job: Job) -> String {
+    private func origin(of job: Job) -> String {
         relayedAddress(of: job) ?? job.incoming.peerKey.map { "key:\($0)" } ?? "local"
     }
 
