@@ -131,8 +131,10 @@ public final class EdgeService {
         let socket = EventSocket(hub: hub, tokens: tokens, logger: logger)
         let hub = self.hub, admission = self.admission, limiter = self.limiter, trusted = settings.trustedProxies
         let deadlines = (headers: TimeAmount.seconds(Int64(settings.headerTimeout)), body: TimeAmount.seconds(Int64(settings.bodyTimeout)))
-        // A connection with no request for 30 s is closed (EDGE.md); a request's head and
-        // body have their own deadlines; a first head is guarded by EdgeChannel.
+        // A connection that sends nothing for 30 s is closed (EDGE.md): between requests,
+        // and in the middle of a body too (Hummingbird's idle timeout counts reads and
+        // writes, not requests); a request's head and body have their own deadlines; a
+        // first head is guarded by EdgeChannel.
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: [MalformedHeads(), RequestDeadlines(headers: deadlines.headers, body: deadlines.body),
                                         ClosingResponses()],
