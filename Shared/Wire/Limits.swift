@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The size limits of the protocol.
 public enum Limits {
@@ -71,24 +72,57 @@ public enum Identifier {
     /// their indexes instead of landing on a random page, which is what makes a
     /// small write transaction cost most. The creation time they reveal is public
     /// anyway (`createdAt`).
+    ///
+    /// Within a process each id sorts after the one before, also in the same
+    /// millisecond (its random part is the previous one's plus one) or with the clock
+    /// set back (it keeps the previous millisecond): "the later of two posts made in
+    /// the same second comes first" holds however fast they come.
     public static func sortable(at date: Date = Date()) -> String {
-        var millis = UInt64(max(0, date.timeIntervalSince1970 * 1000))
-        var bytes = [UInt8](repeating: 0, count: 22)
-        for index in stride(from: 7, through: 1, by: -1) {
-            bytes[index] = sortableAlphabet[Int(millis & 63)]
-            millis >>= 6
+        lastSortable.withLock { $0.next(at: date) }
+    }
+
+    /// The sequence behind `sortable()`, one per process.
+    private static let lastSortable = Mutex(SortableSequence())
+
+    /// Ids that sort in the order they were made: it remembers the millisecond and
+    /// random part of the last one (digits 0–63).
+    struct SortableSequence {
+        private var millis: UInt64 = 0
+        private var tail: [UInt8] = []
+
+        mutating func next(at date: Date) -> String {
+            let now = UInt64(max(0, date.timeIntervalSince1970 * 1000))
+            if now > millis || tail.isEmpty {
+                var generator = SystemRandomNumberGenerator()
+                var bits: UInt64 = 0
+                tail = (0..<14).map { index in
+                    if index % 8 == 0 { bits = generator.next() }
+                    defer { bits >>= 8 }
+                    return UInt8(bits & 63)
+                }
+                millis = max(now, millis)
+            } else {
+                // The next number after the last, in base 64 (a carry past the top
+                // would need 2^84 ids in one millisecond).
+                var index = tail.count - 1
+                while index >= 0 {
+                    if tail[index] < 63 { tail[index] += 1; break }
+                    tail[index] = 0
+                    index -= 1
+                }
+            }
+            var bytes = [UInt8](repeating: 0, count: 22)
+            var rest = millis
+            for index in stride(from: 7, through: 1, by: -1) {
+                bytes[index] = sortableAlphabet[Int(rest & 63)]
+                rest >>= 6
+            }
+            // The top 6 bits stay 0 until 2109; the first character skips '-', so that an
+            // id never looks like a command-line option.
+            bytes[0] = sortableAlphabet[Int(min(rest, 62)) + 1]
+            for (offset, digit) in tail.enumerated() { bytes[8 + offset] = sortableAlphabet[Int(digit)] }
+            return String(decoding: bytes, as: UTF8.self)
         }
-        // The top 6 bits stay 0 until 2109; the first character skips '-', so that an
-        // id never looks like a command-line option.
-        bytes[0] = sortableAlphabet[Int(min(millis, 62)) + 1]
-        var generator = SystemRandomNumberGenerator()
-        var bits: UInt64 = 0
-        for index in 8..<22 {
-            if (index - 8) % 8 == 0 { bits = generator.next() }
-            bytes[index] = sortableAlphabet[Int(bits & 63)]
-            bits >>= 8
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
