@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import ServiceKitTesting
 import TestThreads
 import Testing
 import Wire
@@ -62,6 +63,32 @@ struct TranslationTests {
         }
     }
 
+    @Test("query text decodes as Foundation's removingPercentEncoding did (text not UTF-8 kept as written), on 20,000 random texts")
+    func decodingAsFoundation() {
+        var random = SeededRandom(state: 35)
+        let pieces = ["%", "+", "a", "Z", "0", "9", "%2", "%2B", "%41", "%zz", "%C3", "%A9", "%c3%a9", "%F0%9F%8D%94", "%FF",
+                      "%00", "é", "🍔", " ", "=", "%%", "%e2%82", "%E2%82%AC"]
+        for _ in 0..<20_000 {
+            let text = (0..<Int.random(in: 0...8, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+            let spaced = text.replacingOccurrences(of: "+", with: " ")
+            // Foundation gives nil for some bytes that are not UTF-8 (%FF) and repairs
+            // others into U+FFFD (a lone %A9): either way the text stays as written.
+            let foundation = spaced.removingPercentEncoding.flatMap { $0.contains("\u{FFFD}") ? nil : $0 }
+            #expect(FormQuery.decoded(Substring(text)) == (foundation ?? spaced), "\(text)")
+        }
+    }
+
+    @Test("a made X-Request-Id is a version 4 UUID in lower case, a new one each time")
+    func requestIDs() throws {
+        let ids = (0..<1_000).map { _ in ClientMiddleware.newRequestID() }
+        #expect(Set(ids).count == ids.count)
+        for id in ids.prefix(50) {
+            let uuid = try #require(UUID(uuidString: id), "\(id)")
+            #expect(uuid.uuidString.lowercased() == id)
+            #expect(Array(id)[14] == "4" && "89ab".contains(Array(id)[19]), "\(id)")
+        }
+    }
+
     @Test("a form-encoded query reads as browsers write it: + is a space, escapes decode in names and values, a repeated field is refused")
     func formEncodedQueries() throws {
         // What URLSearchParams writes for {"certification": "AOWD"} and for "burger king".
@@ -69,6 +96,8 @@ struct TranslationTests {
         #expect(query["attributes"] == #"{"certification": "AOWD"}"#)
         #expect(query["q"] == "burger king" && query["a+b"] == "1 + 1" && query["empty"] == "")
         #expect(FormQuery("limit=%FF")["limit"] == "%FF", "an escape that is not UTF-8 is kept as written")
+        #expect(FormQuery("place=M%C3%BCnster&q=caf%c3%a9")["place"] == "Münster" && FormQuery("q=caf%c3%a9")["q"] == "café")
+        #expect(FormQuery("q=100%+sure")["q"] == "100% sure", "a malformed escape leaves the value as written")
         let body = try QueryParameter.body(EdgeRoutes.searchParameters, from: URI("/v1/search?q=burger+king&place=Den+Haag&radius=1e3"))
         #expect(body == ["q": .string("burger king"), "place": .string("Den Haag"), "radius": .number(.integer(1000))])
         do {

@@ -41,13 +41,31 @@ struct ClientMiddleware: RouterMiddleware {
         let sent = request.headers[.xRequestID].flatMap { id in
             (1...128).contains(id.utf8.count) && id.utf8.allSatisfy { (0x21...0x7E).contains($0) } ? id : nil
         }
-        context.requestID = sent ?? UUID().uuidString.lowercased()
+        context.requestID = sent ?? Self.newRequestID()
         context.logger[metadataKey: "request"] = "\(context.requestID)"
         context.clientAddress = Self.client(of: request.headers, peer: context.peerAddress, trusting: trustedProxies)
         context.clientKey = ClientAddress.budgetKey(context.clientAddress)
         var response = try await next(request, context)
         response.headers[.xRequestID] = context.requestID
         return response
+    }
+
+    /// A random (version 4) UUID in lower case. Foundation's `UUID()` opens
+    /// /dev/urandom for each one: a file opened and closed per request.
+    static func newRequestID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = (0..<2).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64, Array.init) }
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        let hex = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if [4, 6, 8, 10].contains(index) { text.append(UInt8(ascii: "-")) }
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Walks `X-Forwarded-For` from the nearest hop back while the hops are trusted;
