@@ -3,23 +3,29 @@ import Foundation
 import Synchronization
 import Wire
 import ZeroMQ
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// One DEALER socket to one endpoint, owned by a thread of its own, carrying every
-/// caller's requests at once; replies are matched to their callers by request id.
-/// Each request keeps the Lazy Pirate promise of `ServiceClient`: a try that gets no
-/// reply within the timeout is sent again with the same id, so a write is applied
-/// once; after the last try the caller gets `unavailable`. A reply to a try of a
-/// request already answered is dropped. A DEALER reconnects by itself when the
-/// service comes back, so no try needs a fresh socket.
+/// One DEALER socket to one endpoint, carrying every caller's requests at once;
+/// replies are matched to their callers by request id. Each request keeps the Lazy
+/// Pirate promise of `ServiceClient`: a try that gets no reply within the timeout is
+/// sent again with the same id, so a write is applied once; after the last try the
+/// caller gets `unavailable`. A reply to a try of a request already answered is
+/// dropped. A DEALER reconnects by itself when the service comes back, so no try
+/// needs a fresh socket.
+///
+/// The socket is shared under a lock: a caller sends its request on its own thread
+/// (an edge's event loop), so a request costs no hand-over to another thread. A
+/// thread of the link's own waits on the socket's file descriptor for replies and
+/// on the clock for tries that time out. libzmq allows a socket to move between
+/// threads behind a full memory barrier, which the lock is; its descriptor signals
+/// edge-wise, so whoever holds the lock looks for replies before letting go of it
+/// after a send (`Link.sendTry`), or a reply that came meanwhile would wait unseen.
 final class DealerLink: Sendable {
     let configuration: ServiceClient.Configuration
-
-    /// Requests sent and not yet answered, by request id.
-    private let pending = PendingRequests()
-    /// Where callers hand request ids to the socket's thread.
-    private let inbox: Mutex<Socket?>
+    private let link: Link
     private let thread: ServiceThread
-    private static let stopSignal = Data([0])
 
     struct Pending {
         var frames: [Data]
@@ -32,53 +38,142 @@ final class DealerLink: Sendable {
         var continuation: CheckedContinuation<[Data], any Error>
     }
 
-    /// Shared by the callers and the socket's thread.
-    final class PendingRequests: Sendable {
-        let byID = Mutex<[String: Pending]>([:])
+    /// A caller to resume, once the lock is let go.
+    private struct Resumption {
+        var continuation: CheckedContinuation<[Data], any Error>
+        var result: Result<[Data], any Error>
+    }
+
+    /// What the lock guards: the socket, the requests in flight and their deadlines.
+    private struct State {
+        var dealer: Socket?
+        var isClosing = false
+        /// Requests sent and not yet answered, by request id.
+        var pending: [String: Pending] = [:]
+        /// Every try waits the same time, so tries time out in the order they were sent.
+        var deadlines: [(at: Double, id: String, try: UInt64)] = []
+        var nextDeadline = 0
+        var tries: UInt64 = 0
+    }
+
+    /// The shared part, held by callers and the link's thread.
+    private final class Link: Sendable {
+        let state: Mutex<State>
+        let timeout: TimeInterval
+        /// A pipe whose write end `close` writes to, waking the link's thread for good.
+        let stopPipe: (read: Int32, write: Int32)
+        let descriptor: Int32
+        static let replyLimits = MessageLimits(maxFrames: 2 + Limits.requestFrames, maxBytes: Limits.messageBytes + 1024)
+
+        init(dealer: sending Socket, timeout: TimeInterval) throws {
+            self.timeout = timeout
+            descriptor = dealer.fileDescriptor
+            var ends: [Int32] = [-1, -1]
+            guard pipe(&ends) == 0 else { throw ServiceError(code: .internal, message: "could not make a pipe: errno \(errno)") }
+            stopPipe = (ends[0], ends[1])
+            state = Mutex(State(dealer: dealer))
+        }
+
+        deinit {
+            Glibc.close(stopPipe.read)
+            Glibc.close(stopPipe.write)
+        }
+
+        /// Sends the request's next try now and sets its deadline; a send that would
+        /// block counts as a try that timed out. Then takes the replies that are in,
+        /// as the send may have taken their signal off the descriptor.
+        static func sendTry(_ id: String, in state: inout State, timeout: TimeInterval, now: Double,
+                            resuming: inout [Resumption]) {
+            guard var request = state.pending[id], let dealer = state.dealer else { return }
+            state.tries += 1
+            request.currentTry = state.tries
+            state.pending[id] = request
+            state.deadlines.append((now + timeout, id, state.tries))
+            do {
+                _ = try dealer.send(request.frames, wait: false)
+                if dealer.hasInput { try takeReplies(in: &state, resuming: &resuming) }
+            } catch {
+                // Context terminated: `close` fails what is left.
+            }
+        }
+
+        /// Every reply waiting on the socket, matched to its caller.
+        static func takeReplies(in state: inout State, resuming: inout [Resumption]) throws(ZMQError) {
+            guard let dealer = state.dealer else { return }
+            while let reply = try dealer.receive(wait: false, limits: replyLimits) {
+                // The empty delimiter first, as a REQ socket would get it.
+                let frames = reply.frames.first?.isEmpty == true ? Array(reply.frames.dropFirst()) : reply.frames
+                guard let frame0 = frames.first, let id = ReplyEnvelope.requestID(of: frame0),
+                      let request = state.pending.removeValue(forKey: id) else { continue }
+                resuming.append(Resumption(continuation: request.continuation, result: .success(frames)))
+            }
+        }
+
+        /// Tries whose time is up: sent again while tries are left, else failed.
+        static func expire(in state: inout State, timeout: TimeInterval, now: Double, resuming: inout [Resumption]) {
+            while state.nextDeadline < state.deadlines.count, state.deadlines[state.nextDeadline].at <= now {
+                let (_, id, expired) = state.deadlines[state.nextDeadline]
+                state.nextDeadline += 1
+                guard var request = state.pending[id], request.currentTry == expired else { continue }
+                request.triesLeft -= 1
+                if request.triesLeft > 0 {
+                    state.pending[id] = request
+                    sendTry(id, in: &state, timeout: timeout, now: now, resuming: &resuming)
+                } else {
+                    state.pending[id] = nil
+                    resuming.append(Resumption(continuation: request.continuation, result: .failure(ServiceError.unavailable(
+                        "the service did not answer", detail: "\(request.frames.count) frames, every try timed out"))))
+                }
+            }
+            if state.nextDeadline > 4_096 {
+                state.deadlines.removeFirst(state.nextDeadline)
+                state.nextDeadline = 0
+            }
+        }
+
+        /// The link's thread: replies and timeouts, until `close`.
+        func run() {
+            var poller = Poller()
+            poller.addReadable(descriptor: descriptor)
+            let stopIndex = poller.addReadable(descriptor: stopPipe.read)
+            let timeout = self.timeout
+            while true {
+                var resuming: [Resumption] = []
+                let wait = state.withLock { state -> Int? in
+                    guard !state.isClosing else { return nil }
+                    let now = ProcessInfo.processInfo.systemUptime
+                    Self.expire(in: &state, timeout: timeout, now: now, resuming: &resuming)
+                    do {
+                        try Self.takeReplies(in: &state, resuming: &resuming)
+                    } catch let error as ZMQError where error.isContextTerminated {
+                        return nil
+                    } catch {}
+                    // A request sent while this thread waits has a deadline a full
+                    // timeout away, so the wait never passes one.
+                    guard state.nextDeadline < state.deadlines.count else { return min(1_000, Int(timeout * 1000) + 1) }
+                    return max(0, Int((state.deadlines[state.nextDeadline].at - now) * 1000) + 1)
+                }
+                resuming.forEach { $0.continuation.resume(with: $0.result) }
+                guard let wait else { return }
+                _ = try? poller.poll(timeout: wait)
+                if poller.isReadable(stopIndex) { return }
+            }
+        }
     }
 
     /// Connects to `endpoint` (one of `configuration`'s replicas).
     init(_ configuration: ServiceClient.Configuration, endpoint: String) throws {
         self.configuration = configuration
-        let inboxEndpoint = "inproc://async-client-\(configuration.service)-\(UUID().uuidString)"
-        let bound = Mutex<Result<Void, any Error>?>(nil)
-        let ready = DispatchSemaphore(value: 0)
-        let pending = self.pending
-        thread = ServiceThread(name: "client-\(configuration.service)") {
-            let dealer: Socket, requests: Socket
-            do {
-                requests = try configuration.context.makeSocket(.pull)
-                try requests.set(.linger(milliseconds: 0))
-                try requests.set(.receiveHighWaterMark(messages: 0))
-                try requests.bind(inboxEndpoint)
-                dealer = try configuration.context.makeSocket(.dealer)
-                try dealer.set(.linger(milliseconds: 0))
-                try dealer.set(.maxMessageSize(bytes: Int64(Limits.messageBytes)))
-                try dealer.set(.sendHighWaterMark(messages: 100_000))
-                try dealer.set(.receiveHighWaterMark(messages: 100_000))
-                try dealer.secure(configuration.curve)
-                try dealer.connect(endpoint)
-            } catch {
-                bound.withLock { $0 = .failure(error) }
-                ready.signal()
-                return
-            }
-            bound.withLock { $0 = .success(()) }
-            ready.signal()
-            Self.run(dealer: dealer, requests: requests, pending: pending, timeout: configuration.timeout)
-            dealer.close()
-            requests.close()
-        }
-        ready.wait()
-        if case .failure(let error) = bound.withLock({ $0! }) {
-            thread.join()
-            throw error
-        }
-        let push = try configuration.context.makeSocket(.push)
-        try push.set(.linger(milliseconds: 0))
-        try push.set(.sendHighWaterMark(messages: 0))
-        try push.connect(inboxEndpoint)
-        inbox = Mutex(push)
+        let dealer = try configuration.context.makeSocket(.dealer)
+        try dealer.set(.linger(milliseconds: 0))
+        try dealer.set(.maxMessageSize(bytes: Int64(Limits.messageBytes)))
+        try dealer.set(.sendHighWaterMark(messages: 100_000))
+        try dealer.set(.receiveHighWaterMark(messages: 100_000))
+        try dealer.secure(configuration.curve)
+        try dealer.connect(endpoint)
+        let link = try Link(dealer: dealer, timeout: configuration.timeout)
+        self.link = link
+        thread = ServiceThread(name: "client-\(configuration.service)") { link.run() }
     }
 
     deinit { close() }
@@ -87,121 +182,42 @@ final class DealerLink: Sendable {
     /// frames; throws `unavailable` when no try is answered.
     func send(_ frames: [Data], id requestID: String, tries: Int) async throws -> [Data] {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Data], any Error>) in
-            // A second caller with an id in flight waits for its own reply: the service
-            // answers both the same (the retry rule), and the first is kept apart.
-            let admitted = pending.byID.withLock { pending -> Bool in
-                guard pending[requestID] == nil else { return false }
-                pending[requestID] = Pending(frames: [Data()] + frames, triesLeft: max(1, tries), continuation: continuation)
-                return true
+            var resuming: [Resumption] = []
+            let refusal = link.state.withLock { state -> ServiceError? in
+                guard !state.isClosing else { return .unavailable("the \(configuration.service) client is closed") }
+                // A second caller with an id in flight waits for its own reply: the service
+                // answers both the same (the retry rule), and the first is kept apart.
+                guard state.pending[requestID] == nil else { return .conflict("request id \"\(requestID)\" is in flight already") }
+                state.pending[requestID] = Pending(frames: [Data()] + frames, triesLeft: max(1, tries), continuation: continuation)
+                Link.sendTry(requestID, in: &state, timeout: link.timeout, now: ProcessInfo.processInfo.systemUptime,
+                             resuming: &resuming)
+                return nil
             }
-            guard admitted else {
-                continuation.resume(throwing: ServiceError.conflict("request id \"\(requestID)\" is in flight already"))
-                return
-            }
-            let sent = inbox.withLock { socket -> Bool in
-                guard let socket else { return false }
-                return (try? socket.send(Data(requestID.utf8))) ?? false
-            }
-            if !sent, let dropped = pending.byID.withLock({ $0.removeValue(forKey: requestID) }) {
-                dropped.continuation.resume(throwing: ServiceError.unavailable("the \(configuration.service) client is closed"))
-            }
+            if let refusal { continuation.resume(throwing: refusal) }
+            resuming.forEach { $0.continuation.resume(with: $0.result) }
         }
     }
 
     /// Fails what is in flight with `unavailable` and closes the socket.
     func close() {
-        let signalled = inbox.withLock { socket -> Bool in
-            guard let push = socket else { return false }
-            socket = nil
-            let sent = (try? push.send(Self.stopSignal)) ?? false
-            push.close()
-            return sent
-        }
-        if signalled { thread.join() }
-        let abandoned = pending.byID.withLock { pending -> [Pending] in
-            let all = Array(pending.values)
-            pending.removeAll()
+        let abandoned = link.state.withLock { state -> [Pending]? in
+            guard !state.isClosing else { return nil }
+            state.isClosing = true
+            let all = Array(state.pending.values)
+            state.pending.removeAll()
             return all
+        }
+        guard let abandoned else { return }
+        var one: UInt8 = 1
+        _ = write(link.stopPipe.write, &one, 1)
+        thread.join()
+        // Only now: the thread no longer waits on the socket's descriptor.
+        link.state.withLock { state in
+            state.dealer?.close()
+            state.dealer = nil
         }
         for request in abandoned {
             request.continuation.resume(throwing: ServiceError.unavailable("the \(configuration.service) client closed"))
-        }
-    }
-
-    // MARK: The socket's thread
-
-    private static func run(dealer: Socket, requests: Socket, pending: PendingRequests, timeout: TimeInterval) {
-        var poller = Poller()
-        let requestsIndex = poller.addReadable(requests)
-        let repliesIndex = poller.addReadable(dealer)
-        // Every try waits the same time, so tries time out in the order they were sent.
-        var deadlines: [(at: Double, id: String, try: UInt64)] = []
-        var nextDeadline = 0
-        var tries: UInt64 = 0
-        /// Marks the request's next try as sent now and sets its deadline.
-        func sending(_ id: String, _ request: inout Pending, now: Double) {
-            tries += 1
-            request.currentTry = tries
-            deadlines.append((now + timeout, id, tries))
-        }
-        let replyLimits = MessageLimits(maxFrames: 2 + Limits.requestFrames, maxBytes: Limits.messageBytes + 1024)
-        while true {
-            let now = ProcessInfo.processInfo.systemUptime
-            // Tries whose time is up: sent again while tries are left, else failed.
-            while nextDeadline < deadlines.count, deadlines[nextDeadline].at <= now {
-                let (_, id, expired) = deadlines[nextDeadline]
-                nextDeadline += 1
-                let retry = pending.byID.withLock { pending -> [Data]? in
-                    guard var request = pending[id], request.currentTry == expired else { return nil }
-                    request.triesLeft -= 1
-                    if request.triesLeft > 0 {
-                        sending(id, &request, now: now)
-                        pending[id] = request
-                        return request.frames
-                    }
-                    pending[id] = nil
-                    request.continuation.resume(throwing: ServiceError.unavailable(
-                        "the service did not answer", detail: "\(request.frames.count) frames, every try timed out"))
-                    return nil
-                }
-                if let retry {
-                    // A send that would block counts as a try that timed out too.
-                    _ = try? dealer.send(retry, wait: false)
-                }
-            }
-            if nextDeadline > 4_096 {
-                deadlines.removeFirst(nextDeadline)
-                nextDeadline = 0
-            }
-            let wait = nextDeadline < deadlines.count ? max(0, Int((deadlines[nextDeadline].at - now) * 1000) + 1) : 1_000
-            do {
-                try poller.poll(timeout: wait)
-                if poller.isReadable(requestsIndex) {
-                    while let message = try requests.receiveMessage(wait: false) {
-                        if message == [stopSignal] { return }
-                        let id = String(decoding: message[0], as: UTF8.self)
-                        let frames = pending.byID.withLock { pending -> [Data]? in
-                            guard var request = pending[id] else { return nil }
-                            sending(id, &request, now: ProcessInfo.processInfo.systemUptime)
-                            pending[id] = request
-                            return request.frames
-                        }
-                        guard let frames else { continue }
-                        // A send that would block counts as a try that timed out.
-                        _ = try dealer.send(frames, wait: false)
-                    }
-                }
-                if poller.isReadable(repliesIndex) {
-                    while let reply = try dealer.receive(wait: false, limits: replyLimits) {
-                        // The empty delimiter first, as a REQ socket would get it.
-                        let frames = reply.frames.first?.isEmpty == true ? Array(reply.frames.dropFirst()) : reply.frames
-                        guard let frame0 = frames.first, let id = ReplyEnvelope.requestID(of: frame0) else { continue }
-                        pending.byID.withLock { $0.removeValue(forKey: id) }?.continuation.resume(returning: frames)
-                    }
-                }
-            } catch {
-                if error.isContextTerminated { return }
-            }
         }
     }
 }

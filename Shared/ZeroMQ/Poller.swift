@@ -16,6 +16,13 @@ public struct Poller {
         return items.count - 1
     }
 
+    /// Adds a plain file descriptor to wait for input on; returns its index.
+    @discardableResult
+    public mutating func addReadable(descriptor: Int32) -> Int {
+        items.append(zmq_pollitem_t(socket: nil, fd: descriptor, events: Int16(ZMQ_POLLIN), revents: 0))
+        return items.count - 1
+    }
+
     /// Waits until at least one socket has input or the timeout passes.
     ///
     /// - Parameter milliseconds: how long to wait; -1 waits without limit.

@@ -70,6 +70,27 @@ extension Socket {
         }
     }
 
+    /// The file descriptor that becomes readable when the socket may have work
+    /// (`ZMQ_FD`), for waiting on it with `poll` where the socket itself is shared
+    /// between threads under a lock. It signals edge-wise: once it did, read
+    /// `hasInput` or receive until nothing is left, or it will not signal again.
+    public var fileDescriptor: Int32 {
+        var descriptor: Int32 = -1
+        var size = MemoryLayout<Int32>.size
+        zmq_getsockopt(handle, ZMQ_FD, &descriptor, &size)
+        return descriptor
+    }
+
+    /// Whether a message can be received now (`ZMQ_EVENTS` has `ZMQ_POLLIN`). Any
+    /// call on the socket (a send too) may take the signal off `fileDescriptor`, so
+    /// one that does checks this before it lets go of the socket.
+    public var hasInput: Bool {
+        var events: Int32 = 0
+        var size = MemoryLayout<Int32>.size
+        guard zmq_getsockopt(handle, ZMQ_EVENTS, &events, &size) == 0 else { return false }
+        return events & Int32(ZMQ_POLLIN) != 0
+    }
+
     /// The endpoint the socket last bound or connected, with the port a `tcp://…:*`
     /// bind was given.
     public var lastEndpoint: String {

@@ -137,6 +137,60 @@ struct Curve25519Key {
 
 @Suite("The multiplexed client (the edge's)", .ownThread)
 struct AsyncClientTests {
+    /// Callers send on the link's socket from their own threads while the link's
+    /// thread waits on the socket's descriptor, which signals edge-wise: a send that
+    /// takes a reply's signal off it must pick the reply up itself. Four callers in
+    /// closed loops make that happen often; a reply left unseen waits until the link's
+    /// thread wakes for a deadline (up to the 5 s timeout), where a local echo takes
+    /// a millisecond: no call may take half the timeout.
+    @Test("callers on many threads share one link: every reply reaches its own caller at once, none waits for a deadline")
+    func sharedLink() async throws {
+        let endpoint = "tcp://127.0.0.1:*"
+        let stop = Atomic<Bool>(false)
+        let bound = Mutex<String?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let server = ServiceThread(name: "echo") {
+            guard let router = try? Context.shared.makeSocket(.router), (try? router.bind(endpoint)) != nil else { return }
+            defer { router.close() }
+            bound.withLock { $0 = router.lastEndpoint }
+            ready.signal()
+            try? router.set(.receiveTimeout(milliseconds: 50))
+            while !stop.load(ordering: .relaxed) {
+                guard let frames = try? router.receiveMessage(),
+                      let envelope = try? RequestEnvelope.decode(frames: Array(frames.dropFirst(2))) else { continue }
+                _ = try? router.send([frames[0], Data(), ReplyEnvelope.success(id: envelope.id, body: .object(envelope.body))])
+            }
+        }
+        defer {
+            stop.store(true, ordering: .relaxed)
+            server.join()
+        }
+        ready.wait()
+        let client = try AsyncServiceClient(.init(service: "toy", endpoint: try #require(bound.withLock { $0 }), timeout: 5, tries: 1))
+        defer { client.close() }
+        let (mismatches, stalls) = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            for caller in 0..<4 {
+                group.addTask {
+                    var wrong = 0, stalled = 0
+                    for sequence in 0..<500 {
+                        let number = Int64(caller * 1_000 + sequence)
+                        let sent = ProcessInfo.processInfo.systemUptime
+                        let reply = try await client.callRaw(op: "toy.echo", body: .object(JSONObject([("n", .number(.integer(number)))])))
+                        if ProcessInfo.processInfo.systemUptime - sent > 2.5 { stalled += 1 }
+                        guard case .success(let body) = reply.envelope.result, body["n"] == .number(.integer(number)) else {
+                            wrong += 1
+                            continue
+                        }
+                    }
+                    return (wrong, stalled)
+                }
+            }
+            return try await group.reduce((0, 0)) { ($0.0 + $1.0, $0.1 + $1.1) }
+        }
+        #expect(mismatches == 0)
+        #expect(stalls == 0, "calls that waited for a deadline to be seen")
+    }
+
     /// A request id comes back when a client retries after a lost answer (an HTTP
     /// `Idempotency-Key`). The tries of the answered requests with that id must not
     /// count against the new one: once they did, and a slow register whose key had
