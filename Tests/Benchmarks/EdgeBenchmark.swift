@@ -47,7 +47,8 @@ struct EdgeBenchmark {
         let queries = try DatasetQuery.load(dataset)
         let token = try stack.register("edge-bench@example.org").accessToken
         print("edge: importing \(posts.count) posts through catalogue")
-        _ = try DatasetImport.runUntilSearchable(posts, token: token, catalogue: stack.endpoint("catalogue"), geo: stack.endpoint("geo"))
+        let (imported, _) = try DatasetImport.runUntilSearchable(posts, token: token, catalogue: stack.endpoint("catalogue"),
+                                                                 geo: stack.endpoint("geo"))
 
         // The same queries both ways: as the query of GET /v1/search, and as geo.search frames.
         let paths = queries.map(\.searchPath)
@@ -88,6 +89,7 @@ struct EdgeBenchmark {
             rows += "| \(round) | `geo.search` direct (ZeroMQ) | \(format(direct.rate)) | \(format(direct.percentile(0.5), 2)) | \(format(direct.percentile(0.99), 2)) | \(direct.errors) | |\n"
             rows += "| \(round) | nginx, the same bytes as a static file (wrk) | \(format(floor.rate)) | \(format(floor.p50, 2)) | \(format(floor.p99, 2)) | \(floor.errors) | |\n"
         }
+        let postRows = try postReads(ids: imported.ids, stack: stack, url: url, edgePid: edgePid, duration: duration)
         let ratio = Statistics.median(ratios), p99 = Statistics.median(p99s)
         let log = try report.record("edge-search", columns: ["edge q/s", "direct q/s", "edge ÷ direct", "edge p99 ms", "edge CPU µs/req",
                                                              "nginx q/s"],
@@ -114,6 +116,58 @@ struct EdgeBenchmark {
         | p99 through the edge ≤ 3 ms | \(format(p99, 2)) ms | \(log.headline(3, unit: " ms")): \(verdict(log.median(3) <= 3)) |
         | the edge's CPU per request | \(format(Statistics.median(cpu), 1)) µs | \(log.headline(4, unit: " µs", digits: 1)) |
         | (the HTTP floor: nginx, the same bytes) | \(format(Statistics.median(nginxRates))) requests/s | |
+
+        \(postRows)
+        """
+    }
+
+    /// `GET /v1/posts/{id}` through the edge against `catalogue.posts.get` direct, in
+    /// alternating rounds, over 10,000 of the imported posts.
+    private func postReads(ids: [String], stack: BenchStack, url: String, edgePid: Int32, duration: Int) throws -> String {
+        let sample = stride(from: 0, to: ids.count, by: max(1, ids.count / 10_000)).map { ids[$0] }
+        guard !sample.isEmpty else { return "" }
+        let script = try Wrk.script(paths: sample.map { "/v1/posts/\($0)" }, in: directory, name: "posts")
+        let frames = sample.map {
+            RequestEnvelope.encode(id: "p", op: CatalogueAPI.get.name, token: nil, body: .object(JSONObject([("id", .string($0))])))
+        }
+        let count = frames.count
+        let okPrefix = Data(#""ok":true"#.utf8)
+        print("edge: measuring post reads")
+        _ = try Wrk.run(url: url, script: script, seconds: 2)
+        var rows = ""
+        var edgeRates: [Double] = [], directRates: [Double] = [], ratios: [Double] = [], cpu: [Double] = []
+        for round in 1...3 {
+            let cpuBefore = ProcessCPU.seconds(edgePid) ?? 0
+            let edge = try Wrk.run(url: url, script: script, seconds: duration)
+            let cpuPerRequest = ((ProcessCPU.seconds(edgePid) ?? 0) - cpuBefore) / Double(max(1, edge.requests)) * 1_000_000
+            let direct = LoadGenerator.run(endpoint: stack.endpoint("catalogue"), clients: 4, seconds: seconds,
+                                           request: { client, sequence in [frames[(client * count / 4 + sequence) % count]] },
+                                           check: { $0.range(of: okPrefix) != nil })
+            edgeRates.append(edge.rate)
+            directRates.append(direct.rate)
+            ratios.append(edge.rate / direct.rate)
+            cpu.append(cpuPerRequest)
+            rows += "| \(round) | `GET /v1/posts/{id}` through the edge (wrk) | \(format(edge.rate)) | \(format(edge.p50, 2)) | \(format(edge.p99, 2)) | \(edge.errors) | \(format(cpuPerRequest, 1)) µs |\n"
+            rows += "| \(round) | `catalogue.posts.get` direct (ZeroMQ) | \(format(direct.rate)) | \(format(direct.percentile(0.5), 2)) | \(format(direct.percentile(0.99), 2)) | \(direct.errors) | |\n"
+        }
+        let ratio = Statistics.median(ratios)
+        let log = try report.record("edge-posts", columns: ["edge q/s", "direct q/s", "edge ÷ direct", "edge CPU µs/req"],
+                                    values: [Statistics.median(edgeRates), Statistics.median(directRates), ratio, Statistics.median(cpu)],
+                                    digits: 2)
+        return """
+        ### A post through the edge
+
+        \(sample.count) of the imported posts, each round one after another for \(duration) s each: wrk (2 threads, 4 keep-alive
+        connections) asking `GET /v1/posts/{id}` of the edge, cycling through them; then 4 closed-loop ZeroMQ clients
+        sending `catalogue.posts.get` for the same posts to catalogue direct.
+
+        | round | what | requests/s | p50 ms | p99 ms | errors | edge CPU per request |
+        |---|---|---|---|---|---|---|
+        \(rows)
+        | target | this run (median of its rounds) | every run of this build |
+        |---|---|---|
+        | through the edge ≥ 60 % of `catalogue.posts.get` direct | \(format(ratio * 100)) % (\(format(Statistics.median(edgeRates))) vs \(format(Statistics.median(directRates))) q/s) | \(log.headline(2, digits: 2)): \(log.median(2) >= 0.6 ? "met" : "not met") |
+        | the edge's CPU per request | \(format(Statistics.median(cpu), 1)) µs | \(log.headline(3, unit: " µs", digits: 1)) |
         """
     }
 
