@@ -288,8 +288,6 @@ let package = Package(
                 "Edge", "ServiceKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Services/Edge/Executable",
             swiftSettings: swiftSettings

@@ -2,24 +2,9 @@ import ArgumentParser
 import Edge
 import Foundation
 import Logging
-import NIOCore
-import NIOPosix
 import ServiceKit
 
 @main
-enum EdgeServiceEntry {
-    static func main() async {
-        // Request handlers then run on the event loops that read and write their
-        // connections, instead of hopping to Swift's own thread pool and back for
-        // every request (most of the edge's CPU per search went to those hops and the
-        // futex wake-ups they cost). The edge blocks no handler: calls to services
-        // are async, and the one blocking call (fetching auth's keys) runs on a
-        // dispatch queue of its own (`TokenCheck`).
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-        await EdgeServiceCommand.main()
-    }
-}
-
 struct EdgeServiceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "edge-service",

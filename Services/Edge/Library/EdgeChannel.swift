@@ -123,12 +123,6 @@ struct EdgeChannel: ServerChildChannel, HTTPChannelHandler {
     }
 
     func handle(value: Value, logger: Logger) async {
-        await withTaskExecutorPreference(EventLoopTaskExecutor(value.channel.eventLoop)) {
-            await serve(value, logger: logger)
-        }
-    }
-
-    private func serve(_ value: Value, logger: Logger) async {
         do {
             switch try await value.negotiated.get() {
             case .http(let http1):
