@@ -8,6 +8,10 @@ SYSTEM_PACKAGES := libzmq3-dev libsqlite3-dev zlib1g-dev pkg-config python3-venv
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RELEASE_BIN := .build/release
 
+# $(call timed,what,command): runs the command and says how long it took, so a run of
+# make test or make run shows where its minutes go (Docs/BENCHMARKS.md, the developer's loop).
+timed = @echo '$(2)'; start=$$(date +%s); $(2); status=$$?; echo "⏱ $(1): $$(( $$(date +%s) - start )) s"; exit $$status
+
 .PHONY: deps bench-peers build release test api-check console-check console-browser screenshots client client-check client-snippets compose-check kubernetes-check toolchain-check run bench soak soak-edge fuzz clean
 
 ## deps: apt-install the C libraries the build links against, when missing
@@ -37,14 +41,14 @@ build: deps
 
 ## release: optimised build of the executables
 release: deps
-	swift build -c release
+	$(call timed,release build,swift build -c release)
 
 ## test: every test target, including the system tests that start real processes, then the API check
 test: deps compose-check kubernetes-check toolchain-check client-check client-snippets
-	swift build --build-tests
-	swift test --skip-build
-	$(MAKE) api-check
-	$(MAKE) console-check
+	$(call timed,build with tests,swift build --build-tests)
+	$(call timed,swift test,swift test --skip-build)
+	$(call timed,api-check,$(MAKE) api-check)
+	$(call timed,console-check,$(MAKE) console-check)
 
 ## api-check: Docs/openapi.yaml through openapi-spec-validator, then schemathesis against a live stack
 ## (SCHEMATHESIS_SECONDS, default 300); both from PyPI in a virtual environment under .build
@@ -84,7 +88,7 @@ client: deps $(API_VENV)/bin/st
 
 ## client-check: fails when the committed generated layer is not what Docs/openapi.yaml gives now
 client-check: deps $(API_VENV)/bin/st
-	bash Tests/ClientGeneration/generate.sh $(API_VENV)/bin/python $(CLIENT_GENERATED) --check
+	$(call timed,client-check (builds swift-openapi-generator),bash Tests/ClientGeneration/generate.sh $(API_VENV)/bin/python $(CLIENT_GENERATED) --check)
 
 ## client-snippets: an app's package (Tests/KitConsumer) that depends on HereaboutsKit by path and holds
 ## every Swift block of Docs/CLIENT.md, built with warnings as errors; and HereaboutsKit's targets checked
@@ -92,7 +96,7 @@ client-check: deps $(API_VENV)/bin/st
 client-snippets: deps
 	swift package dump-package | python3 Tests/KitConsumer/closure.py HereaboutsKit
 	python3 Tests/KitConsumer/snippets.py Docs/CLIENT.md Tests/KitConsumer/Sources/KitConsumer/Snippets
-	swift build --package-path Tests/KitConsumer --scratch-path .build/kit-consumer
+	$(call timed,client-snippets build (Tests/KitConsumer),swift build --package-path Tests/KitConsumer --scratch-path .build/kit-consumer)
 
 ## toolchain-check: Compose/Dockerfile builds with the Swift version this machine builds and tests with
 toolchain-check:
