@@ -70,6 +70,8 @@ final class DealerLink: Sendable {
             descriptor = dealer.fileDescriptor
             var ends: [Int32] = [-1, -1]
             guard pipe(&ends) == 0 else { throw ServiceError(code: .internal, message: "could not make a pipe: errno \(errno)") }
+            // Close-on-exec: a process that starts others must not hand them the pipe.
+            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
             stopPipe = (ends[0], ends[1])
             state = Mutex(State(dealer: dealer))
         }
