@@ -54,17 +54,19 @@ public enum Identifier {
     /// system's secure random source. 22 characters carry 132 bits. For secrets
     /// (refresh tokens); entity and request ids use `sortable()`.
     public static func random(count: Int = 22) -> String {
+        String(decoding: randomDigits(count).map { alphabet[Int($0)] }, as: UTF8.self)
+    }
+
+    /// `count` random numbers of 0–63 from the system's secure source, eight per draw
+    /// (each draw is a system call).
+    private static func randomDigits(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(count)
-        // Eight characters per draw: each system draw is a system call.
         var bits: UInt64 = 0
-        for index in 0..<count {
+        return (0..<count).map { index in
             if index % 8 == 0 { bits = generator.next() }
-            bytes.append(alphabet[Int(bits & 63)])
-            bits >>= 8
+            defer { bits >>= 8 }
+            return UInt8(bits & 63)
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A new id that sorts by creation time: 8 characters of milliseconds since
@@ -93,13 +95,7 @@ public enum Identifier {
         mutating func next(at date: Date) -> String {
             let now = UInt64(max(0, date.timeIntervalSince1970 * 1000))
             if now > millis || tail.isEmpty {
-                var generator = SystemRandomNumberGenerator()
-                var bits: UInt64 = 0
-                tail = (0..<14).map { index in
-                    if index % 8 == 0 { bits = generator.next() }
-                    defer { bits >>= 8 }
-                    return UInt8(bits & 63)
-                }
+                tail = randomDigits(14)
                 millis = max(now, millis)
             } else {
                 // The next number after the last, in base 64 (a carry past the top

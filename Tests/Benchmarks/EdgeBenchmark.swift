@@ -53,7 +53,6 @@ struct EdgeBenchmark {
         // The same queries both ways: as the query of GET /v1/search, and as geo.search frames.
         let paths = queries.map(\.searchPath)
         let frames = queries.map(\.searchFrame)
-        let count = queries.count
         let script = try Wrk.script(paths: paths, in: directory, name: "search")
         let url = "http://127.0.0.1:\(port)"
         let sample = try EdgeClient(port: port).get(paths[0])
@@ -62,7 +61,6 @@ struct EdgeBenchmark {
         defer { nginx.stop() }
         let nginxScript = try Wrk.script(paths: ["/reply.json"], in: directory, name: "static")
         let edgePid = stack.pid("edge")!
-        let okPrefix = Data(#""ok":true"#.utf8)
         let duration = Int(seconds.rounded())
 
         print("edge: warming up")
@@ -72,21 +70,16 @@ struct EdgeBenchmark {
         var nginxRates: [Double] = []
         print("edge: measuring search")
         for round in 1...3 {
-            let cpuBefore = ProcessCPU.seconds(edgePid) ?? 0
-            let edge = try Wrk.run(url: url, script: script, seconds: duration)
-            let cpuPerRequest = ((ProcessCPU.seconds(edgePid) ?? 0) - cpuBefore) / Double(max(1, edge.requests)) * 1_000_000
-            let direct = LoadGenerator.run(endpoint: stack.endpoint("geo"), clients: 4, seconds: seconds,
-                                           request: { client, sequence in [frames[(client * count / 4 + sequence) % count]] },
-                                           check: { $0.range(of: okPrefix) != nil })
+            let pair = try Self.edgeThenDirect(url: url, script: script, edgePid: edgePid, duration: duration, seconds: seconds,
+                                               endpoint: stack.endpoint("geo"), frames: frames)
             let floor = try Wrk.run(url: "http://127.0.0.1:\(nginx.port)", script: nginxScript, seconds: duration)
-            edgeRates.append(edge.rate)
-            directRates.append(direct.rate)
-            ratios.append(edge.rate / direct.rate)
-            p99s.append(edge.p99)
-            cpu.append(cpuPerRequest)
+            edgeRates.append(pair.edge.rate)
+            directRates.append(pair.direct.rate)
+            ratios.append(pair.edge.rate / pair.direct.rate)
+            p99s.append(pair.edge.p99)
+            cpu.append(pair.cpuPerRequest)
             nginxRates.append(floor.rate)
-            rows += "| \(round) | `GET /v1/search` through the edge (wrk) | \(format(edge.rate)) | \(format(edge.p50, 2)) | \(format(edge.p99, 2)) | \(edge.errors) | \(format(cpuPerRequest, 1)) µs |\n"
-            rows += "| \(round) | `geo.search` direct (ZeroMQ) | \(format(direct.rate)) | \(format(direct.percentile(0.5), 2)) | \(format(direct.percentile(0.99), 2)) | \(direct.errors) | |\n"
+            rows += pair.rows(round: round, edge: "`GET /v1/search` through the edge (wrk)", direct: "`geo.search` direct (ZeroMQ)")
             rows += "| \(round) | nginx, the same bytes as a static file (wrk) | \(format(floor.rate)) | \(format(floor.p50, 2)) | \(format(floor.p99, 2)) | \(floor.errors) | |\n"
         }
         let postRows = try postReads(ids: imported.ids, stack: stack, url: url, edgePid: edgePid, duration: duration)
@@ -121,6 +114,33 @@ struct EdgeBenchmark {
         """
     }
 
+    /// One round of a comparison: wrk through the edge (with the edge's CPU per
+    /// request, from `/proc`), then 4 closed-loop ZeroMQ clients sending the same
+    /// requests (`frames`, in turn) to the service direct.
+    private struct RoundPair {
+        var edge: Wrk.Result
+        var cpuPerRequest: Double
+        var direct: LoadResult
+
+        func rows(round: Int, edge edgeName: String, direct directName: String) -> String {
+            "| \(round) | \(edgeName) | \(format(edge.rate)) | \(format(edge.p50, 2)) | \(format(edge.p99, 2)) | \(edge.errors) | \(format(cpuPerRequest, 1)) µs |\n"
+                + "| \(round) | \(directName) | \(format(direct.rate)) | \(format(direct.percentile(0.5), 2)) | \(format(direct.percentile(0.99), 2)) | \(direct.errors) | |\n"
+        }
+    }
+
+    private static func edgeThenDirect(url: String, script: URL, edgePid: Int32, duration: Int, seconds: Double,
+                                       endpoint: String, frames: [Data]) throws -> RoundPair {
+        let cpuBefore = ProcessCPU.seconds(edgePid) ?? 0
+        let edge = try Wrk.run(url: url, script: script, seconds: duration)
+        let cpuPerRequest = ((ProcessCPU.seconds(edgePid) ?? 0) - cpuBefore) / Double(max(1, edge.requests)) * 1_000_000
+        let count = frames.count
+        let okPrefix = Data(#""ok":true"#.utf8)
+        let direct = LoadGenerator.run(endpoint: endpoint, clients: 4, seconds: seconds,
+                                       request: { client, sequence in [frames[(client * count / 4 + sequence) % count]] },
+                                       check: { $0.range(of: okPrefix) != nil })
+        return RoundPair(edge: edge, cpuPerRequest: cpuPerRequest, direct: direct)
+    }
+
     /// `GET /v1/posts/{id}` through the edge against `catalogue.posts.get` direct, in
     /// alternating rounds, over 10,000 of the imported posts.
     private func postReads(ids: [String], stack: BenchStack, url: String, edgePid: Int32, duration: Int) throws -> String {
@@ -130,25 +150,18 @@ struct EdgeBenchmark {
         let frames = sample.map {
             RequestEnvelope.encode(id: "p", op: CatalogueAPI.get.name, token: nil, body: .object(JSONObject([("id", .string($0))])))
         }
-        let count = frames.count
-        let okPrefix = Data(#""ok":true"#.utf8)
         print("edge: measuring post reads")
         _ = try Wrk.run(url: url, script: script, seconds: 2)
         var rows = ""
         var edgeRates: [Double] = [], directRates: [Double] = [], ratios: [Double] = [], cpu: [Double] = []
         for round in 1...3 {
-            let cpuBefore = ProcessCPU.seconds(edgePid) ?? 0
-            let edge = try Wrk.run(url: url, script: script, seconds: duration)
-            let cpuPerRequest = ((ProcessCPU.seconds(edgePid) ?? 0) - cpuBefore) / Double(max(1, edge.requests)) * 1_000_000
-            let direct = LoadGenerator.run(endpoint: stack.endpoint("catalogue"), clients: 4, seconds: seconds,
-                                           request: { client, sequence in [frames[(client * count / 4 + sequence) % count]] },
-                                           check: { $0.range(of: okPrefix) != nil })
-            edgeRates.append(edge.rate)
-            directRates.append(direct.rate)
-            ratios.append(edge.rate / direct.rate)
-            cpu.append(cpuPerRequest)
-            rows += "| \(round) | `GET /v1/posts/{id}` through the edge (wrk) | \(format(edge.rate)) | \(format(edge.p50, 2)) | \(format(edge.p99, 2)) | \(edge.errors) | \(format(cpuPerRequest, 1)) µs |\n"
-            rows += "| \(round) | `catalogue.posts.get` direct (ZeroMQ) | \(format(direct.rate)) | \(format(direct.percentile(0.5), 2)) | \(format(direct.percentile(0.99), 2)) | \(direct.errors) | |\n"
+            let pair = try Self.edgeThenDirect(url: url, script: script, edgePid: edgePid, duration: duration, seconds: seconds,
+                                               endpoint: stack.endpoint("catalogue"), frames: frames)
+            edgeRates.append(pair.edge.rate)
+            directRates.append(pair.direct.rate)
+            ratios.append(pair.edge.rate / pair.direct.rate)
+            cpu.append(pair.cpuPerRequest)
+            rows += pair.rows(round: round, edge: "`GET /v1/posts/{id}` through the edge (wrk)", direct: "`catalogue.posts.get` direct (ZeroMQ)")
         }
         let ratio = Statistics.median(ratios)
         let log = try report.record("edge-posts", columns: ["edge q/s", "direct q/s", "edge ÷ direct", "edge CPU µs/req"],
