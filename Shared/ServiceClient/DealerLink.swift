@@ -3,9 +3,6 @@ import Foundation
 import Synchronization
 import Wire
 import ZeroMQ
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// One DEALER socket to one endpoint, carrying every caller's requests at once;
 /// replies are matched to their callers by request id. Each request keeps the Lazy
@@ -60,25 +57,16 @@ final class DealerLink: Sendable {
     private final class Link: Sendable {
         let state: Mutex<State>
         let timeout: TimeInterval
-        /// A pipe whose write end `close` writes to, waking the link's thread for good.
-        let stopPipe: (read: Int32, write: Int32)
+        /// Signalled by `close`, waking the link's thread for good.
+        let stopPipe: WakePipe
         let descriptor: Int32
         static let replyLimits = MessageLimits(maxFrames: 2 + Limits.requestFrames, maxBytes: Limits.messageBytes + 1024)
 
         init(dealer: sending Socket, timeout: TimeInterval) throws {
             self.timeout = timeout
             descriptor = dealer.fileDescriptor
-            var ends: [Int32] = [-1, -1]
-            guard pipe(&ends) == 0 else { throw ServiceError(code: .internal, message: "could not make a pipe: errno \(errno)") }
-            // Close-on-exec: a process that starts others must not hand them the pipe.
-            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-            stopPipe = (ends[0], ends[1])
+            stopPipe = try WakePipe()
             state = Mutex(State(dealer: dealer))
-        }
-
-        deinit {
-            Glibc.close(stopPipe.read)
-            Glibc.close(stopPipe.write)
         }
 
         /// Sends the request's next try now and sets its deadline; a send that would
@@ -137,7 +125,7 @@ final class DealerLink: Sendable {
         func run() {
             var poller = Poller()
             poller.addReadable(descriptor: descriptor)
-            let stopIndex = poller.addReadable(descriptor: stopPipe.read)
+            let stopIndex = poller.addReadable(descriptor: stopPipe.readEnd)
             let timeout = self.timeout
             while true {
                 var resuming: [Resumption] = []
@@ -210,8 +198,7 @@ final class DealerLink: Sendable {
             return all
         }
         guard let abandoned else { return }
-        var one: UInt8 = 1
-        _ = write(link.stopPipe.write, &one, 1)
+        link.stopPipe.signal()
         thread.join()
         // Only now: the thread no longer waits on the socket's descriptor.
         link.state.withLock { state in

@@ -92,6 +92,63 @@ struct ServerTests {
         #expect(try client.call(ToyAPI.whereAmI, WhereRequest(deferFromFront: true)).count == 2)
     }
 
+    @Test("front-lane ops run side by side on the server's front threads; one front thread runs them one at a time",
+          arguments: [1, 3])
+    func frontThreads(_ count: Int) throws {
+        let stack = try TestStack()
+        defer { stack.stop() }
+        try stack.start(try ToyService(stack: stack, frontThreads: count))
+        let endpoint = stack.endpoint("auth")
+        let mostAtOnce = Atomic<Int>(0)
+        let answered = Counter()
+        let threads = (0..<6).map { index in
+            ServiceThread(name: "spin-\(index)") {
+                let client = ServiceClient(service: "toy", endpoint: endpoint, timeout: 10, tries: 1)
+                defer { client.close() }
+                for _ in 0..<5 {
+                    guard let reply = try? client.call(ToyAPI.spin, SleepRequest(milliseconds: 20)) else { continue }
+                    mostAtOnce.max(reply.count, ordering: .relaxed)
+                    answered.increment()
+                }
+            }
+        }
+        threads.forEach { $0.join() }
+        #expect(answered.load() == 30)
+        if count == 1 {
+            #expect(mostAtOnce.load(ordering: .relaxed) == 1)
+        } else {
+            #expect(mostAtOnce.load(ordering: .relaxed) >= 2)
+        }
+    }
+
+    @Test("with several front threads, closed-loop clients mixing front-lane and worker ops get every answer, and the right one")
+    func frontThreadsUnderLoad() throws {
+        let stack = try TestStack()
+        defer { stack.stop() }
+        let toy = try ToyService(stack: stack, frontThreads: 3)
+        try stack.start(toy)
+        let endpoint = stack.endpoint("auth")
+        let wrong = Counter(), answered = Counter()
+        let threads = (0..<8).map { index in
+            ServiceThread(name: "mix-\(index)") {
+                let client = ServiceClient(service: "toy", endpoint: endpoint, timeout: 5, tries: 1)
+                defer { client.close() }
+                for round in 0..<300 {
+                    let deferred = (round + index) % 3 == 0
+                    guard let reply = try? client.call(ToyAPI.whereAmI, WhereRequest(deferFromFront: deferred)) else { continue }
+                    answered.increment()
+                    if reply.count != (deferred ? 2 : 1) { wrong.increment() }
+                }
+            }
+        }
+        threads.forEach { $0.join() }
+        #expect(answered.load() == 8 * 300)
+        #expect(wrong.load() == 0)
+        // Workers' replies share the socket: a send that took the signal the front
+        // threads wait for must wake them, or a request waits out their timeout.
+        #expect(toy.server.missedWakeUps == 0)
+    }
+
     @Test("a token whose key must first be fetched is admitted on a worker, not refused")
     func frontLaneFetchesKeysOnWorker() throws {
         let stack = try TestStack()

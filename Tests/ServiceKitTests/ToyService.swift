@@ -44,6 +44,9 @@ enum ToyAPI {
     static let whoami = Op<Empty, CountReply>("toy.whoami", access: .registered, effect: .read)
     /// Answers 1 on the front thread, 2 where it may wait (it defers from the front when asked to).
     static let whereAmI = Op<WhereRequest, CountReply>("toy.whereAmI", access: .anyone, effect: .read)
+    /// Keeps a front thread busy for the time asked; answers how many front-lane
+    /// spins were running at its start, itself included.
+    static let spin = Op<SleepRequest, CountReply>("toy.spin", access: .anyone, effect: .read)
     static let changes = Op<ChangesRequest, ChangesReply<ToyChange>>("toy.changes", access: .anyone, effect: .read)
     /// Fails as code does when a store or a call to another service fails: with the
     /// inside (a path, SQL, an endpoint) in the error.
@@ -61,8 +64,11 @@ final class ToyService: RunnableService {
     let outbox = ChangeOutbox(service: "toy")
     /// How many times `toy.add` actually ran its change.
     let applied = Counter()
+    /// Front-lane spins running now.
+    let spinning = Counter()
 
-    init(stack: TestStack, verifier: TokenVerifier? = nil, poolCapacity: Int = 16, endpoint: String? = nil) throws {
+    init(stack: TestStack, verifier: TokenVerifier? = nil, poolCapacity: Int = 16, endpoint: String? = nil,
+         frontThreads: Int = 1) throws {
         let database = try ServiceDatabase(path: stack.directory.appendingPathComponent("toy.sqlite").path) { migrator in
             migrator.registerMigration("toy-1") { db in
                 try db.execute(sql: "CREATE TABLE counter (id INTEGER PRIMARY KEY, value INTEGER NOT NULL); INSERT INTO counter VALUES (1, 0)")
@@ -72,6 +78,7 @@ final class ToyService: RunnableService {
         var router = Router(service: "toy")
         let outbox = self.outbox
         let applied = self.applied
+        let spinning = self.spinning
         router.write(ToyAPI.add) { request, context in
             // Slow enough for a retry to arrive while it runs.
             Thread.sleep(forTimeInterval: 0.05)
@@ -106,8 +113,16 @@ final class ToyService: RunnableService {
             if request.deferFromFront && !context.mayWait { throw RequestContext.Deferred() }
             return CountReply(count: context.mayWait ? 2 : 1)
         }
+        router.read(ToyAPI.spin, lane: .front) { request, _ in
+            let running = spinning.increment()
+            defer { spinning.decrement() }
+            let end = Date().addingTimeInterval(Double(request.milliseconds) / 1000)
+            while Date() < end {}
+            return CountReply(count: running)
+        }
         router.changes(ToyAPI.changes, outbox: outbox, database: database)
-        server = Server(configuration: .init(service: "toy", endpoint: endpoint ?? stack.endpoint("auth"), workers: 2,
+        server = Server(configuration: .init(service: "toy", endpoint: endpoint ?? stack.endpoint("auth"),
+                                             frontThreads: frontThreads, workers: 2,
                                              pools: ["slow": .init(threads: 1, queueCapacity: poolCapacity)]),
                         router: router, database: database, verifier: verifier, logger: TestStack.logger("toy"))
     }
@@ -121,6 +136,9 @@ final class ToyService: RunnableService {
 
 final class Counter: Sendable {
     private let value = Atomic<Int>(0)
-    func increment() { value.add(1, ordering: .relaxed) }
+    /// Adds one; returns the new value.
+    @discardableResult
+    func increment() -> Int { value.add(1, ordering: .relaxed).newValue }
+    func decrement() { value.subtract(1, ordering: .relaxed) }
     func load(ordering _: AtomicLoadOrdering = .relaxed) -> Int { value.load(ordering: .relaxed) }
 }

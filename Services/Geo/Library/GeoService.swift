@@ -115,10 +115,23 @@ public final class GeoService: RunnableService {
                                                }],
                                        logger: logger)
         self.server = Server(
-            configuration: .init(service: GeoAPI.service, endpoint: settings.endpoint, workers: settings.workers,
+            configuration: .init(service: GeoAPI.service, endpoint: settings.endpoint,
+                                 frontThreads: try Self.searchThreads(settings.environment), workers: settings.workers,
                                  security: ServerSecurity(settings)),
             router: router, database: database, verifier: verifier,
             callerCheck: deletedUsers.check, followers: [postFollower, userFollower], logger: logger)
+    }
+
+    /// Threads answering searches (`HEREABOUTS_GEO_SEARCH_THREADS`, else one per
+    /// core): searches hold the index's read lock only, so they run side by side.
+    static func searchThreads(_ environment: [String: String]) throws -> Int {
+        guard let text = environment["HEREABOUTS_GEO_SEARCH_THREADS"], !text.isEmpty else {
+            return ProcessInfo.processInfo.activeProcessorCount
+        }
+        guard let count = Int(text), (1...256).contains(count) else {
+            throw ServiceError.invalidArgument(field: "HEREABOUTS_GEO_SEARCH_THREADS", "must be a number from 1 to 256, not \(text)")
+        }
+        return count
     }
 
     /// glibc's `malloc_trim`, looked up at run time: Swift's Glibc module does not

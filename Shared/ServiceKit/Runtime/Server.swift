@@ -8,20 +8,26 @@ import ZeroMQ
 
 /// A service's request server.
 ///
-/// One front thread owns the ROUTER socket clients connect to. It reads each
-/// request's envelope and answers at once what needs no waiting: malformed
+/// Front threads take requests off the ROUTER socket clients connect to. Each reads
+/// a request's envelope and answers at once what needs no waiting: malformed
 /// requests, unknown ops, and ops routed to the front lane (reads from memory), so
 /// those cost no hand-over between threads. Everything else goes onto a queue that
 /// idle worker threads take from, or, for ops routed to a named pool (password
 /// hashing), onto that pool's own queue and threads, so slow work never occupies
-/// the threads that answer `health`. Workers and pools push their replies back to
-/// the front thread, which sends them on.
+/// the threads that answer `health`. Workers and pools send their replies on the
+/// socket themselves (`SharedRouter`).
+///
+/// Most services run one front thread. Geo runs one per core: its searches are
+/// front-lane reads under the index's read lock, so they run side by side.
 public final class Server: Sendable {
     public struct Configuration: Sendable {
         public var service: String
         /// Where clients connect: `tcp://127.0.0.1:7101`, `ipc:///…`, or `tcp://127.0.0.1:*`
         /// for a free port (read the bound one from `endpoint`).
         public var endpoint: String
+        /// Threads that take requests and answer front-lane ops; more than one only
+        /// where the front lane's handlers may run side by side.
+        public var frontThreads: Int
         public var workers: Int
         /// Extra pools by name, for routes that name them.
         public var pools: [String: PoolConfiguration]
@@ -35,13 +41,15 @@ public final class Server: Sendable {
         /// CURVE on the ROUTER socket; nil for plaintext.
         public var security: ServerSecurity?
 
-        public init(service: String, endpoint: String, workers: Int = 2, pools: [String: PoolConfiguration] = [:],
+        public init(service: String, endpoint: String, frontThreads: Int = 1, workers: Int = 2,
+                    pools: [String: PoolConfiguration] = [:],
                     drainTimeout: TimeInterval = 0.7, lingerMilliseconds: Int32 = 150,
                     rateLimit: RateLimiter.Policy? = nil, context: Context = .shared, security: ServerSecurity? = nil) {
             self.rateLimit = rateLimit
             self.security = security
             self.service = service
             self.endpoint = endpoint
+            self.frontThreads = frontThreads
             self.workers = workers
             self.pools = pools
             self.drainTimeout = drainTimeout
@@ -67,13 +75,13 @@ public final class Server: Sendable {
     private let logger: Logger
     private let state = Mutex<RunState>(.idle)
     private let boundEndpoint = Mutex<String?>(nil)
-    /// Where workers and pools push replies, and `stop` its signal.
-    private let repliesEndpoint: String
-    private static let stopSignal = Data("stop".utf8)
+    /// Requests handed to workers and not yet answered.
+    private let pending = Atomic<Int>(0)
+    private let missedSignals = Atomic<Int>(0)
 
     private enum RunState {
         case idle
-        case running(front: ServiceThread, workers: [ServiceThread])
+        case running(router: SharedRouter, front: [ServiceThread], workers: [ServiceThread])
         case stopped
     }
 
@@ -114,7 +122,6 @@ public final class Server: Sendable {
         let pools = configuration.pools.mapValues { FairQueue<Job>(capacity: $0.queueCapacity) }
         self.configuration = configuration
         self.logger = logger
-        self.repliesEndpoint = "inproc://\(service)-\(UUID().uuidString)-replies"
         self.pipeline = RequestPipeline(service: service, router: router, verifier: verifier, callerCheck: callerCheck,
                                         security: configuration.security, database: database, logger: logger, pools: pools,
                                         rateLimiter: configuration.rateLimit.map(RateLimiter.init))
@@ -126,6 +133,11 @@ public final class Server: Sendable {
     /// Requests waiting in a pool's queue, not yet begun.
     public func waiting(inPool name: String) -> Int { pipeline.pools[name]?.count ?? 0 }
 
+    /// Requests a front thread found only when its wait timed out: input whose
+    /// signal went missing (each waited up to 250 ms). Zero unless the wake-ups
+    /// between the threads sharing the socket have a hole.
+    public var missedWakeUps: Int { missedSignals.load(ordering: .relaxed) }
+
     /// The endpoint clients connect to, with the port a `tcp://…:*` bind was given.
     public var endpoint: String {
         boundEndpoint.withLock { $0 } ?? configuration.endpoint
@@ -136,38 +148,47 @@ public final class Server: Sendable {
         if configuration.security == nil {
             logger.warning("\(configuration.service) runs in plaintext: anyone who can reach its port can call it (set HEREABOUTS_KEYS_DIR for CurveZMQ)")
         }
-        let started = Mutex<Result<String, any Error>?>(nil)
-        let ready = DispatchSemaphore(value: 0)
-        let front = ServiceThread(name: "\(configuration.service)-front") { [self] in
-            runFront { result in
-                started.withLock { $0 = result }
-                ready.signal()
-            }
-        }
-        ready.wait()
-        switch started.withLock({ $0! }) {
-        case .failure(let error):
-            front.join()
-            throw error
-        case .success(let endpoint):
-            boundEndpoint.withLock { $0 = endpoint }
+        let router = try SharedRouter(try bind())
+        let frontThreads = max(1, configuration.frontThreads)
+        var front: [ServiceThread] = []
+        for index in 0..<frontThreads {
+            front.append(ServiceThread(name: "\(configuration.service)-front\(index)") { [self] in
+                runFront(router, wakingOthers: frontThreads > 1)
+            })
         }
         var threads: [ServiceThread] = []
         for index in 0..<max(1, configuration.workers) {
             threads.append(ServiceThread(name: "\(configuration.service)-w\(index)") { [self] in
-                runWorker(take: { workQueue.take() }) { job, send in pipeline.work(job, send: send) }
+                runWorker(router, take: { workQueue.take() }) { job, send in pipeline.work(job, send: send) }
             })
         }
         for (name, pool) in configuration.pools {
             guard let queue = pipeline.pools[name] else { continue }
             for index in 0..<max(1, pool.threads) {
                 threads.append(ServiceThread(name: "\(name)-\(index)") { [self] in
-                    runWorker(take: { queue.take() }) { job, send in pipeline.execute(job, send: send) }
+                    runWorker(router, take: { queue.take() }) { job, send in pipeline.execute(job, send: send) }
                 })
             }
         }
-        state.withLock { $0 = .running(front: front, workers: threads) }
-        logger.info("\(configuration.service) listening", metadata: ["endpoint": "\(endpoint)"])
+        state.withLock { $0 = .running(router: router, front: front, workers: threads) }
+        logger.info("\(configuration.service) listening", metadata: ["endpoint": "\(endpoint)",
+                                                                    "front threads": "\(frontThreads)"])
+    }
+
+    /// The ROUTER clients connect to, bound.
+    private func bind() throws -> sending Socket {
+        let socket = try configuration.context.makeSocket(.router)
+        try socket.set(.linger(milliseconds: configuration.lingerMilliseconds))
+        try socket.set(.maxMessageSize(bytes: Int64(Limits.messageBytes)))
+        try socket.set(.receiveHighWaterMark(messages: 10_000))
+        try socket.set(.sendHighWaterMark(messages: 10_000))
+        // Drop peers that stop answering heartbeats instead of queueing for them.
+        try socket.set(.heartbeatInterval(milliseconds: 5_000))
+        try socket.set(.heartbeatTimeout(milliseconds: 15_000))
+        try ServerSecurity.secure(socket, with: configuration.security, endpoint: configuration.endpoint, in: configuration.context)
+        try socket.bind(configuration.endpoint)
+        boundEndpoint.withLock { $0 = socket.lastEndpoint }
+        return socket
     }
 
     /// Answers one request on the calling thread, as the socket path would but with
@@ -189,130 +210,78 @@ public final class Server: Sendable {
     /// timeout), and closes every socket. Safe to call more than once, from any
     /// thread but the server's own.
     public func stop() {
-        let running = state.withLock { state -> (ServiceThread, [ServiceThread])? in
-            guard case .running(let front, let workers) = state else { return nil }
+        let running = state.withLock { state -> (SharedRouter, [ServiceThread], [ServiceThread])? in
+            guard case .running(let router, let front, let workers) = state else { return nil }
             state = .stopped
-            return (front, workers)
+            return (router, front, workers)
         }
-        guard let (front, workers) = running else { return }
-        // Pools answer work they have not begun with `unavailable`; what runs finishes.
+        guard let (router, front, workers) = running else { return }
+        // Front threads take no more; pools answer work they have not begun with
+        // `unavailable`; what runs finishes.
         pipeline.isStopping.store(true, ordering: .relaxed)
-        do {
-            let signal = try configuration.context.makeSocket(.push)
-            try signal.set(.linger(milliseconds: 1000))
-            try signal.connect(repliesEndpoint)
-            try signal.send(Self.stopSignal)
-            signal.close()
-        } catch {
-            logger.critical("could not signal the front thread to stop", metadata: ["error": "\(error)"])
-            return
+        router.finish()
+        front.forEach { $0.join() }
+        let deadline = Date().addingTimeInterval(configuration.drainTimeout)
+        while pending.load(ordering: .relaxed) > 0 && Date() < deadline {
+            usleep(2_000)
         }
-        front.join()
+        let unanswered = pending.load(ordering: .relaxed)
+        if unanswered > 0 {
+            logger.warning("stopping with \(unanswered) request(s) unanswered after the drain timeout")
+        }
         workQueue.close()
         for queue in pipeline.pools.values { queue.close() }
         workers.forEach { $0.join() }
+        router.close()
         logger.info("\(configuration.service) stopped")
     }
 
     // MARK: Threads
 
-    /// The front thread: requests in from the ROUTER (answered here or queued),
-    /// replies in from workers and pools, out on the ROUTER.
-    private func runFront(reportBind: (Result<String, any Error>) -> Void) {
-        let context = configuration.context
-        let frontend: Socket, replies: Socket
-        do {
-            frontend = try context.makeSocket(.router)
-            try frontend.set(.linger(milliseconds: configuration.lingerMilliseconds))
-            try frontend.set(.maxMessageSize(bytes: Int64(Limits.messageBytes)))
-            try frontend.set(.receiveHighWaterMark(messages: 10_000))
-            try frontend.set(.sendHighWaterMark(messages: 10_000))
-            // Drop peers that stop answering heartbeats instead of queueing for them.
-            try frontend.set(.heartbeatInterval(milliseconds: 5_000))
-            try frontend.set(.heartbeatTimeout(milliseconds: 15_000))
-            try ServerSecurity.secure(frontend, with: configuration.security, endpoint: configuration.endpoint, in: context)
-            try frontend.bind(configuration.endpoint)
-            replies = try context.makeSocket(.pull)
-            try replies.set(.linger(milliseconds: 0))
-            try replies.set(.receiveHighWaterMark(messages: 0))
-            try replies.bind(repliesEndpoint)
-        } catch {
-            reportBind(.failure(error))
-            return
-        }
-        reportBind(.success(frontend.lastEndpoint))
-        defer {
-            frontend.close()
-            replies.close()
-        }
-
-        var poller = Poller()
-        let requestsIndex = poller.addReadable(frontend)
-        let repliesIndex = poller.addReadable(replies)
-        /// Requests handed to workers and not yet answered.
-        var pending = 0
-        var drainDeadline: Date?
-        while true {
-            if let deadline = drainDeadline, pending <= 0 || Date() >= deadline {
-                if pending > 0 {
-                    logger.warning("stopping with \(pending) request(s) unanswered after the drain timeout")
-                }
-                return
-            }
+    /// A front thread: takes requests until the server stops, answering each here
+    /// or queueing it for the workers.
+    private func runFront(_ router: SharedRouter, wakingOthers: Bool) {
+        var timedOut = false
+        while !pipeline.isStopping.load(ordering: .relaxed) {
             do {
-                try poller.poll(timeout: drainDeadline == nil ? -1 : 10)
-                if poller.isReadable(repliesIndex) {
-                    while let frames = try replies.receiveMessage(wait: false) {
-                        if frames == [Self.stopSignal] {
-                            drainDeadline = Date().addingTimeInterval(configuration.drainTimeout)
-                            continue
-                        }
-                        try frontend.send(frames, wait: false)
-                        pending -= 1
+                guard let message = try router.take(limits: Self.requestLimits, wakingOthers: wakingOthers) else {
+                    switch router.waitForInput() {
+                    case .finishing: return
+                    case .timedOut: timedOut = true
+                    case .signalled: timedOut = false
                     }
+                    continue
                 }
-                if drainDeadline == nil, poller.isReadable(requestsIndex) {
-                    // A bounded batch, so replies are not starved under load.
-                    var batch = 0
-                    while batch < 64, let message = try frontend.receive(wait: false, limits: Self.requestLimits) {
-                        batch += 1
-                        switch pipeline.receive(Self.split(message)) {
-                        case .answered(let reply):
-                            try frontend.send(reply, wait: false)
-                        case .dispatched(let job):
-                            pending += 1
-                            workQueue.offer(job)
-                        }
-                    }
+                if timedOut {
+                    timedOut = false
+                    missedSignals.add(1, ordering: .relaxed)
+                    logger.warning("a request waited for a front thread whose wake-up went missing")
+                }
+                switch pipeline.receive(Self.split(message)) {
+                case .answered(let reply):
+                    try router.send(reply, wakingFront: false)
+                case .dispatched(let job):
+                    pending.add(1, ordering: .relaxed)
+                    workQueue.offer(job)
                 }
             } catch {
-                logger.error("the front thread's sockets failed", metadata: ["error": "\(error)"])
+                logger.error("the front thread's socket failed", metadata: ["error": "\(error)"])
                 if error.isContextTerminated { return }
             }
         }
     }
 
-    /// A worker or pool thread: takes items until its queue closes, and pushes
-    /// replies to the front thread.
-    private func runWorker(take: () -> Job?, process: (Job, ([Data]) -> Void) -> Void) {
-        let socket: Socket
-        do {
-            socket = try configuration.context.makeSocket(.push)
-            try socket.set(.linger(milliseconds: configuration.lingerMilliseconds))
-            try socket.set(.sendHighWaterMark(messages: 0))
-            try socket.connect(repliesEndpoint)
-        } catch {
-            logger.critical("a worker could not connect to the front thread", metadata: ["error": "\(error)"])
-            return
-        }
-        defer { socket.close() }
+    /// A worker or pool thread: takes items until its queue closes, and sends their
+    /// replies.
+    private func runWorker(_ router: SharedRouter, take: () -> Job?, process: (Job, ([Data]) -> Void) -> Void) {
         while let job = take() {
             process(job) { frames in
                 do {
-                    try socket.send(frames)
+                    try router.send(frames, wakingFront: true)
                 } catch {
-                    logger.error("a worker could not pass a reply on", metadata: ["error": "\(error)"])
+                    logger.error("a worker could not send a reply", metadata: ["error": "\(error)"])
                 }
+                pending.subtract(1, ordering: .relaxed)
             }
         }
     }

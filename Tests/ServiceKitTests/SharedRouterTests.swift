@@ -1,0 +1,48 @@
+import Foundation
+@testable import ServiceKit
+import Testing
+import Wire
+import ZeroMQ
+
+@Suite("The server's shared socket")
+struct SharedRouterTests {
+    private static let limits = MessageLimits(maxFrames: 8, maxBytes: 4096)
+
+    /// Any use of a socket may take the signal off its `ZMQ_FD`; a worker sending a
+    /// reply while a request waits must pass the signal on to the front threads.
+    @Test("a reply sent while a request waits wakes the front threads, though the send took the socket's signal")
+    func sendPassesOnTheSignal() throws {
+        let socket = try Context.shared.makeSocket(.router)
+        try socket.set(.linger(milliseconds: 0))
+        try socket.bind("tcp://127.0.0.1:*")
+        let endpoint = socket.lastEndpoint
+        let router = try SharedRouter(socket)
+        defer { router.close() }
+        #expect(try router.take(limits: Self.limits, wakingOthers: false) == nil)
+
+        let client = try Context.shared.makeSocket(.dealer)
+        try client.set(.linger(milliseconds: 0))
+        defer { client.close() }
+        try client.connect(endpoint)
+        try client.send([Data(), Data("request".utf8)])
+        // Let the request arrive and its signal wait in the socket's mailbox.
+        Thread.sleep(forTimeInterval: 0.2)
+        // A reply to a peer that has gone (ROUTER drops it): the send reads the mailbox.
+        try router.send([Data("gone".utf8), Data(), Data("reply".utf8)], wakingFront: true)
+        #expect(router.waitForInput() == .signalled)
+        let request = try router.take(limits: Self.limits, wakingOthers: false)
+        #expect(request?.frames.last == Data("request".utf8))
+    }
+
+    @Test("finishing ends every wait, now and later")
+    func finishEndsWaits() throws {
+        let socket = try Context.shared.makeSocket(.router)
+        try socket.set(.linger(milliseconds: 0))
+        try socket.bind("tcp://127.0.0.1:*")
+        let router = try SharedRouter(socket)
+        defer { router.close() }
+        router.finish()
+        #expect(router.waitForInput() == .finishing)
+        #expect(router.waitForInput() == .finishing)
+    }
+}
