@@ -142,8 +142,8 @@ final class BenchStack {
     }
 
     /// Starts a service's executable and waits until it answers `health`.
-    private func start(_ service: String, timeout: TimeInterval = 20) throws {
-        let process = try ChildProcess("\(service)-service", arguments: [], environment: environment,
+    private func start(_ service: String, timeout: TimeInterval = 20, environment extra: [String: String] = [:]) throws {
+        let process = try ChildProcess("\(service)-service", arguments: [], environment: environment.merging(extra) { $1 },
                                        log: directory.appendingPathComponent("\(service).log"))
         processes.append(process)
         services[service] = process
@@ -188,13 +188,14 @@ final class BenchStack {
     /// A running process's id (a service, or "edge").
     func pid(_ service: String) -> Int32? { services[service]?.process.processIdentifier }
 
-    /// Stops a service and starts it again; returns the seconds from the start of
-    /// its process until it answered `health`.
-    func restart(_ service: String) throws -> TimeInterval {
+    /// Stops a service and starts it again, with `environment` added to the
+    /// stack's; returns the seconds from the start of its process until it
+    /// answered `health`.
+    func restart(_ service: String, environment extra: [String: String] = [:]) throws -> TimeInterval {
         services[service]?.terminate()
         processes.removeAll { $0 === services[service] }
         let started = Date()
-        try start(service, timeout: 120)
+        try start(service, timeout: 120, environment: extra)
         return Date().timeIntervalSince(started)
     }
 
