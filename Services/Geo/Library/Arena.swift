@@ -71,3 +71,30 @@ extension Arena where Element == UInt8 {
         return left.count == right.count ? 0 : (left.count < right.count ? -1 : 1)
     }
 }
+
+extension Arena {
+    /// Whether `span` names stored elements (a snapshot's records are checked
+    /// against their arenas before any search reads them).
+    func contains(_ span: ArenaSpan) -> Bool {
+        if span.length == 0 { return true }
+        let chunk = Int(span.offset >> chunkShift)
+        let start = Int(span.offset & (UInt32(chunkCapacity) - 1))
+        return chunk < chunks.count && start + Int(span.length) <= chunks[chunk].count
+    }
+
+    /// Its chunks, for an index snapshot.
+    func write(to writer: SnapshotWriter) {
+        writer.write(int: Int(chunkShift))
+        writer.write(nested: chunks)
+    }
+
+    /// An arena as `write` wrote it; the last chunk keeps room for more runs.
+    init(from reader: inout SnapshotReader) throws {
+        let shift = try reader.int()
+        guard (0...30).contains(shift) else { throw IndexSnapshot.Unreadable(description: "an arena's chunk size is out of range") }
+        self.init(chunkShift: UInt32(shift))
+        chunks = try reader.nested()
+        guard chunks.allSatisfy({ $0.count <= chunkCapacity }) else { throw IndexSnapshot.Unreadable(description: "an arena's chunk is too large") }
+        if !chunks.isEmpty { chunks[chunks.count - 1].reserveCapacity(chunkCapacity) }
+    }
+}

@@ -64,5 +64,14 @@ enum GeoSchema {
                 DELETE FROM feed_cursor WHERE feed = 'auth';
                 """)
         }
+        migrator.registerMigration("geo-5") { db in
+            // The posts that notify nearby users, found at start-up without reading every
+            // row when the index comes from its snapshot; and the id of the snapshot
+            // written at the last clean stop (IndexSnapshot), forgotten once read.
+            try db.execute(sql: """
+                CREATE INDEX post_fence ON post(notify_radius) WHERE notify_radius IS NOT NULL;
+                CREATE TABLE index_snapshot (id TEXT NOT NULL);
+                """)
+        }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Logging
 import ServiceKit
+import Synchronization
 import Wire
 
 /// The geo service: follows `catalogue.changes` (posts) and `auth.changes`
@@ -20,6 +21,12 @@ public final class GeoService: RunnableService {
     let userFollower: ChangeFollower<UserChange>
     private let server: Server
     private let housekeeper: Housekeeper
+    /// Whether the index came from the snapshot of the last clean stop, not from
+    /// reading every post in the database.
+    public let startedFromSnapshot: Bool
+    private let snapshotPath: String
+    private let logger: Logger
+    private let stopped = Atomic<Bool>(false)
 
     public init(settings: ServiceSettings, logger: Logger) throws {
         self.settings = settings
@@ -35,24 +42,33 @@ public final class GeoService: RunnableService {
                                                       "seconds": "\((Date().timeIntervalSince(started) * 100).rounded() / 100)"])
             return gazetteer
         }
-        let index = PostIndex()
         let started = Date()
         let fences = FenceIndex()
-        var fencePosts: [PostIndex.Change] = []
-        try index.load(expectedCount: try store.postCount()) { add in
-            try store.forEachPost { post in
-                if post.notifyRadius != nil { fencePosts.append(.upsert(post)) }
-                add(post)
+        let snapshotPath = IndexSnapshot.path(forDatabase: settings.databasePath)
+        let index: PostIndex
+        if let snapshot = Self.readSnapshot(at: snapshotPath, store: store, logger: logger) {
+            index = snapshot
+            startedFromSnapshot = true
+            fences.apply(try store.fencePosts().map { .upsert($0) })
+        } else {
+            startedFromSnapshot = false
+            index = PostIndex()
+            var fencePosts: [PostIndex.Change] = []
+            try index.load(expectedCount: try store.postCount()) { add in
+                try store.forEachPost { post in
+                    if post.notifyRadius != nil { fencePosts.append(.upsert(post)) }
+                    add(post)
+                }
             }
+            fences.apply(fencePosts)
         }
-        fences.apply(fencePosts)
-        logger.info("geo index ready", metadata: ["posts": "\(index.count)",
+        logger.info("geo index ready", metadata: ["posts": "\(index.count)", "from": "\(startedFromSnapshot ? "snapshot" : "database")",
                                                   "seconds": "\((Date().timeIntervalSince(started) * 100).rounded() / 100)"])
 
         let gazetteer = try gazetteerLoad.value()
         // Loading left freed batches and strings in the loading threads' malloc arenas:
         // give those pages back, or they count against geo for as long as it runs.
-        Self.returnFreedMemory()
+        FreedMemory.giveBack()
         let users = UserIndex()
         users.apply(try store.homes().map { .set($0) })
         let deletedUsers = DeletedUsers(try store.deletedUsers())
@@ -97,6 +113,8 @@ public final class GeoService: RunnableService {
         }.register(into: &router)
 
         self.store = store
+        self.snapshotPath = snapshotPath
+        self.logger = logger
         self.index = index
         self.fences = fences
         self.watches = watches
@@ -134,14 +152,6 @@ public final class GeoService: RunnableService {
         return count
     }
 
-    /// glibc's `malloc_trim`, looked up at run time: Swift's Glibc module does not
-    /// export it, and another C library may not have it (then this does nothing).
-    private static func returnFreedMemory() {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
-        typealias MallocTrim = @convention(c) (Int) -> Int32
-        _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
-    }
-
     /// Where clients connect (with the port a `:*` endpoint was given).
     public var endpoint: String { server.endpoint }
 
@@ -160,10 +170,55 @@ public final class GeoService: RunnableService {
     }
 
     public func stop() {
+        // Once: a second stop would write the snapshot again, under a new id.
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
         postFollower.stop()
         userFollower.stop()
         server.stop()
         housekeeper.stop()
         events.close()
+        writeSnapshot()
+    }
+
+    // MARK: The index's snapshot
+
+    /// The index as the last clean stop left it, when the database is still in the
+    /// state it was then (it holds the snapshot's id); nil otherwise, or when the
+    /// file cannot be read. Either way the id is forgotten and the file removed:
+    /// from here on the database moves on, and the next clean stop writes anew.
+    private static func readSnapshot(at path: String, store: GeoStore, logger: Logger) -> PostIndex? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        defer {
+            unlink(path)
+            do {
+                try store.setSnapshotID(nil)
+            } catch {
+                logger.error("could not forget the index snapshot's id", metadata: ["error": "\(error)"])
+            }
+        }
+        do {
+            guard let id = try store.snapshotID() else {
+                logger.info("the index snapshot is not of this database's state: reading every post")
+                return nil
+            }
+            return try PostIndex.readSnapshot(from: path, id: id)
+        } catch {
+            logger.warning("the index snapshot was not used: reading every post", metadata: ["why": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Writes the index for the next start, once nothing changes it any more.
+    private func writeSnapshot() {
+        let started = Date()
+        let id = Identifier.random()
+        do {
+            try index.writeSnapshot(to: snapshotPath, id: id)
+            try store.setSnapshotID(id)
+            logger.info("index snapshot written", metadata: ["path": "\(snapshotPath)",
+                                                             "seconds": "\((Date().timeIntervalSince(started) * 100).rounded() / 100)"])
+        } catch {
+            logger.warning("could not write the index snapshot; the next start reads every post", metadata: ["error": "\(error)"])
+        }
     }
 }

@@ -75,17 +75,42 @@ struct GeoStore: Sendable {
     }
 
     /// How many posts are stored (SQLite counts them from the id index: ~20 ms a million).
+    /// The id of the index snapshot written at the last clean stop, if it is still
+    /// this file's state.
+    func snapshotID() throws -> String? {
+        try database.pool.read { db in try String.fetchOne(db, sql: "SELECT id FROM index_snapshot") }
+    }
+
+    /// Names the snapshot just written as this file's state (nil: none is).
+    func setSnapshotID(_ id: String?) throws {
+        try database.pool.write { db in
+            try db.execute(sql: "DELETE FROM index_snapshot")
+            if let id { try db.execute(sql: "INSERT INTO index_snapshot (id) VALUES (?)", arguments: [id]) }
+        }
+    }
+
     func postCount() throws -> Int {
         try database.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM post") ?? 0 }
     }
 
     /// Calls `body` with every stored post, streaming (a million do not sit in memory at once).
     func forEachPost(_ body: (IndexedPost) throws -> Void) throws {
+        try forEachPost(where: "", body)
+    }
+
+    /// The posts that notify users nearby (a fence each).
+    func fencePosts() throws -> [IndexedPost] {
+        var posts: [IndexedPost] = []
+        try forEachPost(where: "WHERE notify_radius IS NOT NULL") { posts.append($0) }
+        return posts
+    }
+
+    private func forEachPost(where condition: String, _ body: (IndexedPost) throws -> Void) throws {
         try database.pool.read { db in
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT id, owner_id, kind, title, text, lat, lon, category, tags, ref, hours, timezone, notify_radius,
                        rating_average, rating_count, created_at
-                FROM post
+                FROM post \(condition)
                 """)
             while let row = try rows.next() {
                 let tags: String = row[8]

@@ -241,3 +241,19 @@ final class KDTree: Sendable {
         }
     }
 }
+
+extension KDTree {
+    func write(to writer: SnapshotWriter) {
+        writer.write(array: points)
+        writer.write(array: nodes)
+    }
+
+    convenience init(from reader: inout SnapshotReader) throws {
+        let points: [TreePoint] = try reader.array()
+        let nodes: [Node] = try reader.array()
+        guard nodes.allSatisfy({ 0 <= $0.start && $0.start <= $0.end && Int($0.end) <= points.count }) else {
+            throw IndexSnapshot.Unreadable(description: "a tree's node is out of range")
+        }
+        self.init(points: points, nodes: nodes)
+    }
+}

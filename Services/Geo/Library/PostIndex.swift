@@ -40,7 +40,7 @@ public final class PostIndex: @unchecked Sendable {
     var trees: [KDTree] = []
     /// Slots not in any tree yet.
     var pending: [Int32] = []
-    private(set) var liveCount = 0
+    var liveCount = 0
 
     /// A buffer this full becomes a tree.
     static let bufferSize = 512
@@ -186,6 +186,7 @@ public final class PostIndex: @unchecked Sendable {
             trees = tree.map { [$0] } ?? []
             pending.removeAll()
         }
+        FreedMemory.giveBack()
     }
 
     /// Puts the records in the order of `tree`'s points (which must hold every record
@@ -271,7 +272,13 @@ public final class PostIndex: @unchecked Sendable {
             trees = keep
             pending.removeFirst(moving.count)
         }
+        // A large merge freed the trees it replaced; an import of a million posts
+        // makes a few dozen such merges, and their freed memory would otherwise stay.
+        if merged.count >= Self.largeMerge { FreedMemory.giveBack() }
     }
+
+    /// A merge of this many points or more gives its freed memory back.
+    static let largeMerge = 65_536
 
     /// A post's point in the trees, with the signature of its words.
     static func treePoint(_ record: PostRecord, slot: Int32, terms: Arena<UInt32>) -> TreePoint {

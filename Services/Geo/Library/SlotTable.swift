@@ -138,3 +138,20 @@ struct SlotTable: Sendable {
         return (Int(truncatingIfNeeded: mixed & 0x7FFF_FFFF), UInt32(truncatingIfNeeded: hash >> 32) | 1)
     }
 }
+
+extension SlotTable {
+    /// The table as it is, for an index snapshot.
+    func write(to writer: SnapshotWriter) {
+        writer.write(array: table)
+        writer.write(int: used)
+    }
+
+    init(from reader: inout SnapshotReader) throws {
+        self.init()
+        table = try reader.array()
+        used = try reader.int()
+        guard table.count >= 1, table.count & (table.count - 1) == 0, used <= table.count else {
+            throw IndexSnapshot.Unreadable(description: "the id table is malformed")
+        }
+    }
+}

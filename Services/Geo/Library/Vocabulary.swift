@@ -158,3 +158,28 @@ final class PrefixExpansions: Sendable {
         return ids
     }
 }
+
+extension Vocabulary {
+    /// Words, postings and the prefix order, for an index snapshot.
+    func write(to writer: SnapshotWriter) {
+        writer.write(strings: words)
+        writer.write(nested: postings)
+        writer.write(array: sorted)
+        writer.write(array: recent)
+    }
+
+    /// A vocabulary as `write` wrote it, in a state of its own.
+    init(from reader: inout SnapshotReader) throws {
+        self.init()
+        words = try reader.strings()
+        postings = try reader.nested()
+        sorted = try reader.array()
+        recent = try reader.array()
+        guard postings.count == words.count, sorted.count + recent.count == words.count,
+              (sorted + recent).allSatisfy({ Int($0) < words.count }) else {
+            throw IndexSnapshot.Unreadable(description: "the vocabulary is malformed")
+        }
+        ids.reserveCapacity(words.count)
+        for (id, word) in words.enumerated() { ids[word] = UInt32(id) }
+    }
+}

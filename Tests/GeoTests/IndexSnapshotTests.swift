@@ -1,0 +1,82 @@
+import Contracts
+import Foundation
+@testable import Geo
+import GRDB
+import ServiceClient
+import ServiceKit
+import Testing
+import Wire
+
+@Suite("Geo's index snapshot", .ownThread)
+struct IndexSnapshotTests {
+    /// Searches whose answers use every part of the index: words and prefixes,
+    /// tags, kinds, opening hours, every sort, several trees and dead slots.
+    private static func answers(_ geo: GeoFixture) throws -> [String] {
+        let requests = [
+            SearchRequest(lat: 52.09, lon: 5.12, radius: 50_000, q: "burger"),
+            SearchRequest(lat: 52.09, lon: 5.12, radius: 50_000, q: "smash bur"),
+            SearchRequest(lat: 52.09, lon: 5.12, radius: 50_000, tags: ["vegan"]),
+            SearchRequest(lat: 52.09, lon: 5.12, radius: 50_000, kinds: ["sight"], sort: .title),
+            SearchRequest(lat: 52.09, lon: 5.12, radius: 50_000, openNow: true, at: Timestamp.parse("2026-11-23T12:00:00Z")),
+            SearchRequest(lat: 52.09, lon: 5.12, radius: 500_000, sort: .newest, limit: 100),
+            // Where the first imported posts are.
+            SearchRequest(lat: -47.99, lon: -126.99, radius: 500_000, q: "snapshot item", limit: 100),
+        ]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return try requests.map { String(decoding: try encoder.encode(try geo.client.call(GeoAPI.search, $0)), as: UTF8.self) }
+    }
+
+    @Test("a clean stop writes the index and the next start reads it, answering every search the same; a damaged file or one the database no longer matches is not used")
+    func snapshot() throws {
+        let geo = try GeoFixture()
+        let owner = try geo.user()
+        try GeoServiceTests.importPosts(geo.catalogueClient, owner: owner.token, count: 1_500, prefix: "snapshot")
+        let listed = try geo.catalogueClient.call(CatalogueAPI.list, ListPostsRequest(limit: 20)).posts
+        for post in listed.prefix(10) {
+            _ = try geo.catalogueClient.call(CatalogueAPI.delete, IDRequest(id: post.id), token: owner.token)
+        }
+        _ = try geo.create(PostDraft(kind: "restaurant", title: "Burger Bar", text: "Smash burgers", lat: 52.0920, lon: 5.1200,
+                                     tags: ["Vegan"], hours: "Mo-Su 11:00-22:00", timezone: "Europe/Amsterdam"), token: owner.token)
+        _ = try geo.create(PostDraft(kind: "sight", title: "Dom Tower", lat: 52.0907, lon: 5.1214, notifyRadius: 100), token: owner.token)
+        try geo.catchUp()
+        #expect(!geo.geo.startedFromSnapshot)
+        let before = try Self.answers(geo)
+        #expect(before.allSatisfy { $0.contains("\"hits\":[{") }, "every search finds something")
+        #expect(geo.geo.fences.count == 1)
+
+        try geo.restartGeo()
+        #expect(geo.geo.startedFromSnapshot)
+        #expect(try Self.answers(geo) == before)
+        #expect(geo.geo.fences.count == 1)
+        try GeoServiceTests.expectSame(geo, "after a start from the snapshot")
+        // It follows on from there.
+        _ = try geo.create(PostDraft(kind: "restaurant", title: "Burger Barn", lat: 52.1, lon: 5.1), token: owner.token)
+        try geo.catchUp()
+        #expect(try geo.client.call(GeoAPI.search, SearchRequest(lat: 52.1, lon: 5.1, radius: 1_000, q: "barn")).hits.count == 1)
+        let withBarn = try Self.answers(geo)
+
+        // A damaged file: read from the database instead.
+        let path = IndexSnapshot.path(forDatabase: geo.geo.settings.databasePath)
+        geo.geo.stop()
+        let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try file.seek(toOffset: 4_096)
+        try file.write(contentsOf: Data([0x55, 0xAA, 0x55, 0xAA]))
+        try file.close()
+        try geo.restartGeo()
+        #expect(!geo.geo.startedFromSnapshot)
+        #expect(try Self.answers(geo) == withBarn)
+
+        // A database put back (here restore) after the stop: its state is not the snapshot's.
+        geo.geo.stop()
+        #expect(FileManager.default.fileExists(atPath: path))
+        let database = try DatabaseQueue(path: geo.geo.settings.databasePath)
+        try database.write { db in try db.execute(sql: "DELETE FROM index_snapshot") }
+        try database.close()
+        try geo.restartGeo()
+        #expect(!geo.geo.startedFromSnapshot)
+        #expect(!FileManager.default.fileExists(atPath: path), "the file goes once it has been looked at")
+        #expect(try Self.answers(geo) == withBarn)
+        try GeoServiceTests.expectSame(geo, "after a start from the database")
+    }
+}
