@@ -188,10 +188,14 @@ final class BenchStack {
     /// A running process's id (a service, or "edge").
     func pid(_ service: String) -> Int32? { services[service]?.process.processIdentifier }
 
-    /// Stops a service and starts it again, with `environment` added to the
-    /// stack's; returns the seconds from the start of its process until it
-    /// answered `health`.
-    func restart(_ service: String, environment extra: [String: String] = [:]) throws -> TimeInterval {
+    /// Stops a service (SIGTERM, or SIGKILL when `killing`) and starts it again,
+    /// with `environment` added to the stack's; returns the seconds from the start
+    /// of its process until it answered `health`.
+    func restart(_ service: String, killing: Bool = false, environment extra: [String: String] = [:]) throws -> TimeInterval {
+        if killing, let process = services[service]?.process, process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
         services[service]?.terminate()
         processes.removeAll { $0 === services[service] }
         let started = Date()
