@@ -241,19 +241,11 @@ public final class Server: Sendable {
     /// A front thread: takes requests until the server stops, answering each here
     /// or queueing it for the workers.
     private func runFront(_ router: SharedRouter, wakingOthers: Bool) {
-        var timedOut = false
         while !pipeline.isStopping.load(ordering: .relaxed) {
             do {
-                guard let message = try router.take(limits: Self.requestLimits, wakingOthers: wakingOthers) else {
-                    switch router.waitForInput() {
-                    case .finishing: return
-                    case .timedOut: timedOut = true
-                    case .signalled: timedOut = false
-                    }
-                    continue
-                }
-                if timedOut {
-                    timedOut = false
+                guard case .request(let message, let afterMissedWakeUp) = try router.next(limits: Self.requestLimits,
+                                                                                          wakingOthers: wakingOthers) else { return }
+                if afterMissedWakeUp {
                     missedSignals.add(1, ordering: .relaxed)
                     logger.warning("a request waited for a front thread whose wake-up went missing")
                 }

@@ -12,10 +12,11 @@ import ZeroMQ
 ///
 /// An idle front thread waits on the socket's `ZMQ_FD`, which is edge-triggered: it
 /// signals when the socket's state changed since any thread last looked, and any use
-/// of the socket (a send too) may consume that signal. So whoever uses the socket and
-/// finds input left wakes the waiting threads through a pipe; whoever takes a request
-/// and finds more left does the same, so a second front thread starts on the next
-/// one while the first is still answering.
+/// of the socket (a send too) may consume that signal. So whoever uses the socket
+/// while a front thread is idle, and finds input left, wakes the idle threads through
+/// a pipe; whoever takes a request and finds more left does the same, so a second
+/// front thread starts on the next one while the first is still answering. While no
+/// thread is idle nobody is woken: the busy ones look for input again when done.
 final class SharedRouter: Sendable {
     private let socket: Mutex<Socket?>
     private let descriptor: Int32
@@ -23,6 +24,9 @@ final class SharedRouter: Sendable {
     private let wake: WakePipe
     /// Signalled once, when the front threads are to finish.
     private let stopping: WakePipe
+    /// Front threads that found no input and wait (or are about to). Internal for
+    /// tests, which stand in for an idle thread.
+    let idle = Atomic<Int>(0)
 
     init(_ socket: sending Socket) throws {
         descriptor = socket.fileDescriptor
@@ -39,7 +43,7 @@ final class SharedRouter: Sendable {
     func take(limits: MessageLimits, wakingOthers: Bool) throws(ZMQError) -> ReceivedMessage? {
         let (message, more) = try socket.withLock { socket throws(ZMQError) -> (ReceivedMessage?, Bool) in
             guard let socket, let message = try socket.receive(wait: false, limits: limits) else { return (nil, false) }
-            return (message, wakingOthers && socket.hasInput)
+            return (message, wakingOthers && idle.load(ordering: .relaxed) > 0 && socket.hasInput)
         }
         if more { wake.signal() }
         return message
@@ -55,9 +59,38 @@ final class SharedRouter: Sendable {
         let waiting = try socket.withLock { socket throws(ZMQError) -> Bool in
             guard let socket else { return false }
             try socket.send(frames, wait: false)
-            return wakingFront && socket.hasInput
+            return wakingFront && idle.load(ordering: .relaxed) > 0 && socket.hasInput
         }
         if waiting { wake.signal() }
+    }
+
+    enum Next {
+        /// A request; `afterMissedWakeUp` when it was found only once a wait timed
+        /// out (its signal went missing).
+        case request(ReceivedMessage, afterMissedWakeUp: Bool)
+        case finishing
+    }
+
+    /// The next request for a front thread, waiting for one; `.finishing` once
+    /// `finish` was called.
+    func next(limits: MessageLimits, wakingOthers: Bool) throws(ZMQError) -> Next {
+        if let message = try take(limits: limits, wakingOthers: wakingOthers) { return .request(message, afterMissedWakeUp: false) }
+        idle.add(1, ordering: .relaxed)
+        defer { idle.subtract(1, ordering: .relaxed) }
+        var timedOut = false
+        while true {
+            // Looked for again once counted idle: a taker or sender that used the
+            // socket before then and saw no thread idle did not wake this one, but
+            // left its input for this look (the lock orders the two).
+            if let message = try take(limits: limits, wakingOthers: wakingOthers) {
+                return .request(message, afterMissedWakeUp: timedOut)
+            }
+            switch waitForInput() {
+            case .finishing: return .finishing
+            case .timedOut: timedOut = true
+            case .signalled: timedOut = false
+            }
+        }
     }
 
     enum Wait {
