@@ -80,3 +80,48 @@ struct IndexSnapshotTests {
         try GeoServiceTests.expectSame(geo, "after a start from the database")
     }
 }
+
+@Suite("Geo's index snapshot, in memory")
+struct IndexSnapshotFileTests {
+    private func index(posts: Int) -> PostIndex {
+        let index = PostIndex()
+        index.apply((0..<posts).map { number in
+            .upsert(IndexedPost(id: "post-\(number)", ownerId: "owner-\(number % 7)", kind: ["offer", "sight"][number % 2],
+                                title: "Item \(number) café", text: "words \(number)", lat: Double(number % 80), lon: Double(number % 170),
+                                tags: number % 3 == 0 ? ["Vegan"] : [], createdAt: Date(timeIntervalSince1970: Double(number))))
+        })
+        return index
+    }
+
+    private func path() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("snapshot-\(UUID().uuidString).index").path
+    }
+
+    @Test("a snapshot read back answers as the index it was written from")
+    func roundTrip() throws {
+        let original = index(posts: 2_000)
+        let file = path()
+        defer { unlink(file) }
+        try original.writeSnapshot(to: file, id: "state-1")
+        let copy = try PostIndex.readSnapshot(from: file, id: "state-1")
+        #expect(copy.count == original.count)
+        for (lat, lon, q) in [(10.0, 10.0, "item"), (40, 100, "cafe"), (0, 0, nil), (79, 169, "vegan")] as [(Double, Double, String?)] {
+            let query = PostQuery(q: q)
+            let expected = original.search(lat: lat, lon: lon, radius: 500_000, query: query, sort: .distance, limit: 50, after: nil)
+            let found = copy.search(lat: lat, lon: lon, radius: 500_000, query: query, sort: .distance, limit: 50, after: nil)
+            #expect(found.hits == expected.hits && found.nextCursor == expected.nextCursor)
+            #expect(found.hits.count > 2, "the search finds something")
+        }
+        #expect(throws: IndexSnapshot.Unreadable.self) { try PostIndex.readSnapshot(from: file, id: "state-2") }
+    }
+
+    @Test("a snapshot whose records point outside their arenas is refused, not searched")
+    func refusesDanglingRecords() throws {
+        let broken = index(posts: 100)
+        broken.records[7].strings.length += 4_096
+        let file = path()
+        defer { unlink(file) }
+        try broken.writeSnapshot(to: file, id: "state-1")
+        #expect(throws: IndexSnapshot.Unreadable.self) { try PostIndex.readSnapshot(from: file, id: "state-1") }
+    }
+}

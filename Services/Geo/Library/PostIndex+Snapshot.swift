@@ -65,7 +65,7 @@ extension PostIndex {
     }
 
     /// Every record's runs inside their arenas and its names inside their tables,
-    /// every point and pending slot a record, every posting a record.
+    /// every id-table entry, point, pending slot and posting a record.
     private func checkReferences() throws {
         let wordCount = UInt32(vocabulary.words.count), tagCount = UInt32(tagIDs.count)
         let kinds = UInt32(kindNames.count), owners = UInt32(ownerNames.count), scheduleCount = UInt32(schedules.count)
@@ -85,7 +85,7 @@ extension PostIndex {
             if record.alive { live += 1 }
         }
         let slotCount = Int32(records.count)
-        guard live == liveCount,
+        guard live == liveCount, slots.slotsAreBelow(records.count),
               trees.allSatisfy({ $0.points.allSatisfy { 0 <= $0.slot && $0.slot < slotCount } }),
               pending.allSatisfy({ 0 <= $0 && $0 < slotCount }),
               vocabulary.postings.allSatisfy({ $0.allSatisfy { 0 <= $0 && $0 < slotCount } }) else {

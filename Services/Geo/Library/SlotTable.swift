@@ -154,4 +154,11 @@ extension SlotTable {
             throw IndexSnapshot.Unreadable(description: "the id table is malformed")
         }
     }
+
+    /// Whether every entry names a slot below `count` (a snapshot's table against its records).
+    func slotsAreBelow(_ count: Int) -> Bool {
+        table.allSatisfy { entry in
+            entry == Self.empty || entry == Self.removed || (0..<Int32(clamping: count)).contains(Self.slot(of: entry))
+        }
+    }
 }
