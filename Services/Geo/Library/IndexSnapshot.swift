@@ -44,6 +44,7 @@ final class SnapshotWriter {
     private let path: String
     private var crc: UInt = crc32(0, nil, 0)
     private var failed = false
+    private var closed = false
 
     init(path: String) throws {
         self.path = path
@@ -52,6 +53,14 @@ final class SnapshotWriter {
         guard descriptor >= 0 else { throw IndexSnapshot.Unreadable(description: "could not create \(temporaryPath): errno \(errno)") }
         write(bytes: IndexSnapshot.magic)
         write(string: IndexSnapshot.build)
+    }
+
+    deinit {
+        // Not finished (an error on the way): the partial file goes.
+        if !closed {
+            close(descriptor)
+            unlink(temporaryPath)
+        }
     }
 
     private func writeRaw(_ buffer: UnsafeRawBufferPointer) {
@@ -77,14 +86,17 @@ final class SnapshotWriter {
 
     /// A section: its byte count, its bytes, zeros to the next multiple of eight.
     func write<T: BitwiseCopyable>(array: [T]) {
-        array.withUnsafeBytes { write(raw: $0) }
+        write(section: [array])
     }
 
-    func write(raw buffer: UnsafeRawBufferPointer) {
-        var count = UInt64(buffer.count)
+    /// One section of the lists' elements back to back, written list by list (an
+    /// arena's chunks are not copied into one array first).
+    private func write<T: BitwiseCopyable>(section lists: [[T]]) {
+        let bytes = lists.reduce(0) { $0 + $1.count } * MemoryLayout<T>.stride
+        var count = UInt64(bytes)
         withUnsafeBytes(of: &count) { writeRaw($0) }
-        writeRaw(buffer)
-        let padding = (8 - buffer.count % 8) % 8
+        for list in lists { list.withUnsafeBytes { writeRaw($0) } }
+        let padding = (8 - bytes % 8) % 8
         if padding > 0 {
             let zeros = [UInt8](repeating: 0, count: padding)
             zeros.withUnsafeBytes { writeRaw($0) }
@@ -109,10 +121,7 @@ final class SnapshotWriter {
     /// Arrays of arrays as one section of counts and one of their elements back to back.
     func write<T: BitwiseCopyable>(nested: [[T]]) {
         write(array: nested.map { UInt64($0.count) })
-        var all: [T] = []
-        all.reserveCapacity(nested.reduce(0) { $0 + $1.count })
-        for list in nested { all.append(contentsOf: list) }
-        write(array: all)
+        write(section: nested)
     }
 
     /// Ends the file with its CRC and puts it in place. Not synced to disk: that
@@ -124,6 +133,7 @@ final class SnapshotWriter {
             guard let base = buffer.baseAddress else { return }
             if Glibc.write(descriptor, base, 8) != 8 { failed = true }
         }
+        closed = true
         close(descriptor)
         guard !failed, rename(temporaryPath, path) == 0 else {
             unlink(temporaryPath)
@@ -176,13 +186,23 @@ struct SnapshotReader {
 
     mutating func array<T: BitwiseCopyable>(of _: T.Type = T.self) throws -> [T] {
         let range = try section()
-        let stride = MemoryLayout<T>.stride
-        guard range.count % stride == 0 else { throw IndexSnapshot.Unreadable(description: "a section of \(T.self) has a partial element") }
-        let count = range.count / stride
-        return data.withUnsafeBytes { buffer in
+        return elements(in: range, count: try Self.count(of: T.self, in: range))
+    }
+
+    private static func count<T>(of _: T.Type, in range: Range<Int>) throws -> Int {
+        guard range.count % MemoryLayout<T>.stride == 0 else {
+            throw IndexSnapshot.Unreadable(description: "a section of \(T.self) has a partial element")
+        }
+        return range.count / MemoryLayout<T>.stride
+    }
+
+    /// `count` elements copied out of the file from the start of `range`.
+    private func elements<T: BitwiseCopyable>(in range: Range<Int>, count: Int) -> [T] {
+        data.withUnsafeBytes { buffer in
             [T](unsafeUninitializedCapacity: count) { elements, initialized in
                 if count > 0 {
-                    UnsafeMutableRawBufferPointer(elements).copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[range]))
+                    let bytes = range.lowerBound..<(range.lowerBound + count * MemoryLayout<T>.stride)
+                    UnsafeMutableRawBufferPointer(elements).copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[bytes]))
                 }
                 initialized = count
             }
@@ -214,17 +234,20 @@ struct SnapshotReader {
         return strings
     }
 
+    /// Lists copied one by one out of the file (an arena's chunks never sit in one
+    /// array on the way).
     mutating func nested<T: BitwiseCopyable>(of _: T.Type = T.self) throws -> [[T]] {
         let counts: [UInt64] = try array()
-        let all: [T] = try array()
+        let range = try section()
+        var left = try Self.count(of: T.self, in: range)
         var lists: [[T]] = []
         lists.reserveCapacity(counts.count)
-        var position = 0
+        var start = range.lowerBound
         for count in counts {
-            guard count <= UInt64(all.count - position) else { throw IndexSnapshot.Unreadable(description: "a list runs past its section") }
-            let end = position + Int(count)
-            lists.append(Array(all[position..<end]))
-            position = end
+            guard count <= UInt64(left) else { throw IndexSnapshot.Unreadable(description: "a list runs past its section") }
+            lists.append(elements(in: start..<range.upperBound, count: Int(count)))
+            start += Int(count) * MemoryLayout<T>.stride
+            left -= Int(count)
         }
         return lists
     }
