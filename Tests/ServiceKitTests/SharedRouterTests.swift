@@ -8,15 +8,20 @@ import ZeroMQ
 struct SharedRouterTests {
     private static let limits = MessageLimits(maxFrames: 8, maxBytes: 4096)
 
-    /// Any use of a socket may take the signal off its `ZMQ_FD`; a worker sending a
-    /// reply while a request waits must pass the signal on to the front threads.
-    @Test("a reply sent while a request waits wakes the front threads, though the send took the socket's signal")
-    func sendPassesOnTheSignal() throws {
+    /// A shared ROUTER on a free loopback port, and its endpoint.
+    private static func router() throws -> (SharedRouter, String) {
         let socket = try Context.shared.makeSocket(.router)
         try socket.set(.linger(milliseconds: 0))
         try socket.bind("tcp://127.0.0.1:*")
         let endpoint = socket.lastEndpoint
-        let router = try SharedRouter(socket)
+        return (try SharedRouter(socket), endpoint)
+    }
+
+    /// Any use of a socket may take the signal off its `ZMQ_FD`; a worker sending a
+    /// reply while a request waits must pass the signal on to the front threads.
+    @Test("a reply sent while a request waits wakes the front threads, though the send took the socket's signal")
+    func sendPassesOnTheSignal() throws {
+        let (router, endpoint) = try Self.router()
         defer { router.close() }
         #expect(try router.take(limits: Self.limits, wakingOthers: false) == nil)
 
@@ -38,11 +43,7 @@ struct SharedRouterTests {
 
     @Test("a front thread that finds nothing waits until a request comes, and takes it")
     func nextWaitsForARequest() throws {
-        let socket = try Context.shared.makeSocket(.router)
-        try socket.set(.linger(milliseconds: 0))
-        try socket.bind("tcp://127.0.0.1:*")
-        let endpoint = socket.lastEndpoint
-        let router = try SharedRouter(socket)
+        let (router, endpoint) = try Self.router()
         defer { router.close() }
         let sender = Thread {
             guard let client = try? Context.shared.makeSocket(.dealer), (try? client.connect(endpoint)) != nil else { return }
@@ -64,10 +65,7 @@ struct SharedRouterTests {
 
     @Test("finishing ends every wait, now and later")
     func finishEndsWaits() throws {
-        let socket = try Context.shared.makeSocket(.router)
-        try socket.set(.linger(milliseconds: 0))
-        try socket.bind("tcp://127.0.0.1:*")
-        let router = try SharedRouter(socket)
+        let (router, _) = try Self.router()
         defer { router.close() }
         router.finish()
         #expect(router.waitForInput() == .finishing)

@@ -39,7 +39,7 @@ public final class GeoService: RunnableService {
             let started = Date()
             let gazetteer = try Gazetteer.shared(from: gazetteerFile)
             logger.info("gazetteer ready", metadata: ["places": "\(gazetteer.places.count)", "file": "\(gazetteerFile.path)",
-                                                      "seconds": "\((Date().timeIntervalSince(started) * 100).rounded() / 100)"])
+                                                      "seconds": "\(Self.seconds(since: started))"])
             return gazetteer
         }
         let started = Date()
@@ -63,7 +63,7 @@ public final class GeoService: RunnableService {
             fences.apply(fencePosts)
         }
         logger.info("geo index ready", metadata: ["posts": "\(index.count)", "from": "\(startedFromSnapshot ? "snapshot" : "database")",
-                                                  "seconds": "\((Date().timeIntervalSince(started) * 100).rounded() / 100)"])
+                                                  "seconds": "\(Self.seconds(since: started))"])
 
         let gazetteer = try gazetteerLoad.value()
         // Loading left freed batches and strings in the loading threads' malloc arenas:
@@ -152,6 +152,11 @@ public final class GeoService: RunnableService {
         return count
     }
 
+    /// Seconds since `start`, to the hundredth, for the log.
+    private static func seconds(since start: Date) -> Double {
+        (Date().timeIntervalSince(start) * 100).rounded() / 100
+    }
+
     /// Where clients connect (with the port a `:*` endpoint was given).
     public var endpoint: String { server.endpoint }
 
@@ -216,7 +221,7 @@ public final class GeoService: RunnableService {
             try index.writeSnapshot(to: snapshotPath, id: id)
             try store.setSnapshotID(id)
             logger.info("index snapshot written", metadata: ["path": "\(snapshotPath)",
-                                                             "seconds": "\((Date().timeIntervalSince(started) * 100).rounded() / 100)"])
+                                                             "seconds": "\(Self.seconds(since: started))"])
         } catch {
             logger.warning("could not write the index snapshot; the next start reads every post", metadata: ["error": "\(error)"])
         }

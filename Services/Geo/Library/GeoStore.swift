@@ -74,7 +74,6 @@ struct GeoStore: Sendable {
         }
     }
 
-    /// How many posts are stored (SQLite counts them from the id index: ~20 ms a million).
     /// The id of the index snapshot written at the last clean stop, if it is still
     /// this file's state.
     func snapshotID() throws -> String? {
@@ -89,6 +88,7 @@ struct GeoStore: Sendable {
         }
     }
 
+    /// How many posts are stored (SQLite counts them from the id index: ~20 ms a million).
     func postCount() throws -> Int {
         try database.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM post") ?? 0 }
     }

@@ -32,7 +32,13 @@ enum IndexSnapshot {
         "\(HereaboutsVersion.current) format \(format) record \(MemoryLayout<PostRecord>.stride) point \(MemoryLayout<TreePoint>.stride) node \(MemoryLayout<KDTree.Node>.stride)"
     }
 
+    /// A file that is not one this build wrote, or not whole.
     struct Unreadable: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// A file that could not be written (the disk, its permissions).
+    struct Unwritable: Error, CustomStringConvertible {
         var description: String
     }
 }
@@ -50,7 +56,7 @@ final class SnapshotWriter {
         self.path = path
         temporaryPath = path + ".partial"
         descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw IndexSnapshot.Unreadable(description: "could not create \(temporaryPath): errno \(errno)") }
+        guard descriptor >= 0 else { throw IndexSnapshot.Unwritable(description: "could not create \(temporaryPath): errno \(errno)") }
         write(bytes: IndexSnapshot.magic)
         write(string: IndexSnapshot.build)
     }
@@ -137,7 +143,7 @@ final class SnapshotWriter {
         close(descriptor)
         guard !failed, rename(temporaryPath, path) == 0 else {
             unlink(temporaryPath)
-            throw IndexSnapshot.Unreadable(description: "could not write \(path): errno \(errno)")
+            throw IndexSnapshot.Unwritable(description: "could not write \(path): errno \(errno)")
         }
     }
 }

