@@ -79,30 +79,47 @@ public final class AsyncServiceClient: Sendable {
     ///   an op that changes a replicated service's file goes to its owner).
     public func callRaw(op: String, body: JSONValue, token: String? = nil, origin: String? = nil, attachments: [Data] = [],
                         id: String? = nil, tries: Int? = nil, replica: Int? = nil) async throws -> RawReply {
+        try await withCheckedThrowingContinuation { continuation in
+            callRaw(op: op, body: body, token: token, origin: origin, attachments: attachments, id: id, tries: tries,
+                    replica: replica) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// `callRaw` for a caller that is not a task (an edge's event loop): `then` gets
+    /// the reply, or why there is none, on the link's thread, so it should hand its
+    /// work back to where it belongs rather than do it there.
+    public func callRaw(op: String, body: JSONValue, token: String? = nil, origin: String? = nil, attachments: [Data] = [],
+                        id: String? = nil, tries: Int? = nil, replica: Int? = nil,
+                        then: @escaping @Sendable (Result<RawReply, any Error>) -> Void) {
         let pinned = replica ?? ReplicaSet.required(for: op)
         let requestID = id ?? Identifier.sortable()
         let frames = [RequestEnvelope.encode(id: requestID, op: op, token: token, origin: origin, body: body)] + attachments
         let tries = max(1, tries ?? configuration.tries)
         if replicas.count == 1 || pinned != nil {
             let replica = pinned ?? 0
-            return RawReply(try await links[replica].send(frames, id: requestID, tries: tries), replica: replica)
+            return links[replica].send(frames, id: requestID, tries: tries) { then($0.map { RawReply($0, replica: replica) }) }
         }
         // One try per replica in turn: the next try goes where an answer is likelier.
-        var tried = Set<Int>()
-        var lastError: any Error = ServiceError.unavailable("\(configuration.service) did not answer")
-        for _ in 0..<tries {
-            let replica = replicas.pick(tried: tried)
-            tried.insert(replica)
-            do {
-                let reply = RawReply(try await links[replica].send(frames, id: requestID, tries: 1), replica: replica)
+        tryReplicas(frames, id: requestID, triesLeft: tries, tried: [],
+                    lastError: ServiceError.unavailable("\(configuration.service) did not answer"), then: then)
+    }
+
+    private func tryReplicas(_ frames: [Data], id: String, triesLeft: Int, tried: Set<Int>, lastError: any Error,
+                             then: @escaping @Sendable (Result<RawReply, any Error>) -> Void) {
+        guard triesLeft > 0 else { return then(.failure(lastError)) }
+        let replica = replicas.pick(tried: tried)
+        links[replica].send(frames, id: id, tries: 1) { [self] result in
+            switch result {
+            case .success(let frames):
                 replicas.answered(replica)
-                return reply
-            } catch let error as ServiceError where error.code == .unavailable {
+                then(.success(RawReply(frames, replica: replica)))
+            case .failure(let error as ServiceError) where error.code == .unavailable:
                 replicas.failed(replica)
-                lastError = error
+                tryReplicas(frames, id: id, triesLeft: triesLeft - 1, tried: tried.union([replica]), lastError: error, then: then)
+            case .failure(let error):
+                then(.failure(error))
             }
         }
-        throw lastError
     }
 
     /// Fails what is in flight with `unavailable` and closes the sockets.

@@ -32,13 +32,17 @@ final class DealerLink: Sendable {
         /// client retries after a lost answer, and the deadlines of its answered
         /// requests are still in the list.
         var currentTry: UInt64 = 0
-        var continuation: CheckedContinuation<[Data], any Error>
+        var then: Completion
     }
 
-    /// A caller to resume, once the lock is let go.
+    /// What a caller is given its reply, or the error instead, by.
+    typealias Completion = @Sendable (Result<[Data], any Error>) -> Void
+
+    /// A caller to give its answer, once the lock is let go.
     private struct Resumption {
-        var continuation: CheckedContinuation<[Data], any Error>
+        var then: Completion
         var result: Result<[Data], any Error>
+        func resume() { then(result) }
     }
 
     /// What the lock guards: the socket, the requests in flight and their deadlines.
@@ -95,7 +99,7 @@ final class DealerLink: Sendable {
                 let frames = reply.frames.first?.isEmpty == true ? Array(reply.frames.dropFirst()) : reply.frames
                 guard let frame0 = frames.first, let id = ReplyEnvelope.requestID(of: frame0),
                       let request = state.pending.removeValue(forKey: id) else { continue }
-                resuming.append(Resumption(continuation: request.continuation, result: .success(frames)))
+                resuming.append(Resumption(then: request.then, result: .success(frames)))
             }
         }
 
@@ -111,7 +115,7 @@ final class DealerLink: Sendable {
                     sendTry(id, in: &state, timeout: timeout, now: now, resuming: &resuming)
                 } else {
                     state.pending[id] = nil
-                    resuming.append(Resumption(continuation: request.continuation, result: .failure(ServiceError.unavailable(
+                    resuming.append(Resumption(then: request.then, result: .failure(ServiceError.unavailable(
                         "the service did not answer", detail: "\(request.frames.count) frames, every try timed out"))))
                 }
             }
@@ -143,7 +147,7 @@ final class DealerLink: Sendable {
                     guard state.nextDeadline < state.deadlines.count else { return min(1_000, Int(timeout * 1000) + 1) }
                     return max(0, Int((state.deadlines[state.nextDeadline].at - now) * 1000) + 1)
                 }
-                resuming.forEach { $0.continuation.resume(with: $0.result) }
+                resuming.forEach { $0.resume() }
                 guard let wait else { return }
                 _ = try? poller.poll(timeout: wait)
                 if poller.isReadable(stopIndex) { return }
@@ -168,24 +172,23 @@ final class DealerLink: Sendable {
 
     deinit { close() }
 
-    /// Sends a request's frames (`frame0` and attachments) and returns its reply
-    /// frames; throws `unavailable` when no try is answered.
-    func send(_ frames: [Data], id requestID: String, tries: Int) async throws -> [Data] {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Data], any Error>) in
-            var resuming: [Resumption] = []
-            let refusal = link.state.withLock { state -> ServiceError? in
-                guard !state.isClosing else { return .unavailable("the \(configuration.service) client is closed") }
-                // A second caller with an id in flight waits for its own reply: the service
-                // answers both the same (the retry rule), and the first is kept apart.
-                guard state.pending[requestID] == nil else { return .conflict("request id \"\(requestID)\" is in flight already") }
-                state.pending[requestID] = Pending(frames: [Data()] + frames, triesLeft: max(1, tries), continuation: continuation)
-                Link.sendTry(requestID, in: &state, timeout: link.timeout, now: ProcessInfo.processInfo.systemUptime,
-                             resuming: &resuming)
-                return nil
-            }
-            if let refusal { continuation.resume(throwing: refusal) }
-            resuming.forEach { $0.continuation.resume(with: $0.result) }
+    /// Sends a request's frames (`frame0` and attachments); `then` gets its reply
+    /// frames, or `unavailable` when no try is answered, on the thread that took the
+    /// reply (the link's, or the caller's own when the reply was in already).
+    func send(_ frames: [Data], id requestID: String, tries: Int, then: @escaping Completion) {
+        var resuming: [Resumption] = []
+        let refusal = link.state.withLock { state -> ServiceError? in
+            guard !state.isClosing else { return .unavailable("the \(configuration.service) client is closed") }
+            // A second caller with an id in flight waits for its own reply: the service
+            // answers both the same (the retry rule), and the first is kept apart.
+            guard state.pending[requestID] == nil else { return .conflict("request id \"\(requestID)\" is in flight already") }
+            state.pending[requestID] = Pending(frames: [Data()] + frames, triesLeft: max(1, tries), then: then)
+            Link.sendTry(requestID, in: &state, timeout: link.timeout, now: ProcessInfo.processInfo.systemUptime,
+                         resuming: &resuming)
+            return nil
         }
+        if let refusal { then(.failure(refusal)) }
+        resuming.forEach { $0.resume() }
     }
 
     /// Fails what is in flight with `unavailable` and closes the socket.
@@ -206,7 +209,7 @@ final class DealerLink: Sendable {
             state.dealer = nil
         }
         for request in abandoned {
-            request.continuation.resume(throwing: ServiceError.unavailable("the \(configuration.service) client closed"))
+            request.then(.failure(ServiceError.unavailable("the \(configuration.service) client closed")))
         }
     }
 }

@@ -74,19 +74,21 @@ extension HTTPFields {
         }
         return String(parts[1].trimmingCharacters(in: .whitespaces))
     }
-}
-
-extension Request {
-    func bearerToken() throws -> String? { try headers.bearerToken() }
 
     /// `Idempotency-Key`, which becomes the envelope's id: 1–64 of `A–Z a–z 0–9 _ -`.
     func idempotencyKey() throws -> String? {
-        guard let key = headers[.idempotencyKey] else { return nil }
+        guard let key = self[.idempotencyKey] else { return nil }
         guard Identifier.isValidRequestID(key) else {
             throw Problem.badRequest("Idempotency-Key must be 1–64 characters of A–Z, a–z, 0–9, '_' and '-'")
         }
         return key
     }
+}
+
+extension Request {
+    func bearerToken() throws -> String? { try headers.bearerToken() }
+
+    func idempotencyKey() throws -> String? { try headers.idempotencyKey() }
 
     /// A JSON object body of at most `limit` bytes: none is `{}`; a declared length
     /// over the limit is refused before a byte of the body is read.

@@ -49,23 +49,26 @@ struct EdgeChannel: ServerChildChannel, HTTPChannelHandler {
     let http1: HTTP1Channel.Configuration
     let headerDeadline: TimeAmount
     let headerBytes: Int
+    let passed: PassedRoutes
     let events: EventSocket
     /// Decides a `GET /v1/events` upgrade (rate limit, socket limits, a token in the
     /// `Authorization` header), answering a refusal itself.
     let decide: @Sendable (HTTPRequest, any Channel) async -> UpgradeDecision
 
     init(responder: @escaping Responder, http1: HTTP1Channel.Configuration, headerDeadline: TimeAmount, headerBytes: Int,
-         events: EventSocket, decide: @escaping @Sendable (HTTPRequest, any Channel) async -> UpgradeDecision) {
+         passed: PassedRoutes, events: EventSocket, decide: @escaping @Sendable (HTTPRequest, any Channel) async -> UpgradeDecision) {
         self.responder = Self.redirectingUpgrades(responder)
         self.http1 = http1
         self.headerDeadline = headerDeadline
         self.headerBytes = headerBytes
+        self.passed = passed
         self.events = events
         self.decide = decide
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture {
+        let passed = self.passed
+        return channel.eventLoop.makeCompletedFuture {
             let decision = NIOLoopBoundBox<UpgradeDecision?>(nil, eventLoop: channel.eventLoop)
             let upgrader = NIOTypedWebSocketServerUpgrader<Negotiated>(
                 maxFrameSize: EventSocket.maxMessageBytes,
@@ -99,6 +102,7 @@ struct EdgeChannel: ServerChildChannel, HTTPChannelHandler {
                         try sync.addHandler(HTTP1ToHTTPServerCodec(secure: false))
                         try sync.addHandlers(http1.additionalChannelHandlers())
                         try sync.addHandler(HTTPConnectionStateHandler(idleTimeout: http1.idleTimeout.map { .init($0) }, logger: logger))
+                        try sync.addHandler(PassingHandler(passed: passed))
                         let asyncChannel = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
                             wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
                         return decision.value == nil ? .http(asyncChannel) : .refusedUpgrade(asyncChannel)

@@ -38,16 +38,22 @@ struct ClientMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: EdgeContext, next: (Request, EdgeContext) async throws -> Response) async throws -> Response {
         var context = context
-        let sent = request.headers[.xRequestID].flatMap { id in
-            (1...128).contains(id.utf8.count) && id.utf8.allSatisfy { (0x21...0x7E).contains($0) } ? id : nil
-        }
-        context.requestID = sent ?? Self.newRequestID()
+        context.requestID = Self.requestID(of: request.headers)
         context.logger[metadataKey: "request"] = "\(context.requestID)"
         context.clientAddress = Self.client(of: request.headers, peer: context.peerAddress, trusting: trustedProxies)
         context.clientKey = ClientAddress.budgetKey(context.clientAddress)
         var response = try await next(request, context)
         response.headers[.xRequestID] = context.requestID
         return response
+    }
+
+    /// The request's id: its `X-Request-Id` when that is 1–128 visible ASCII
+    /// characters, else a new one.
+    static func requestID(of headers: HTTPFields) -> String {
+        let sent = headers[.xRequestID].flatMap { id in
+            (1...128).contains(id.utf8.count) && id.utf8.allSatisfy { (0x21...0x7E).contains($0) } ? id : nil
+        }
+        return sent ?? newRequestID()
     }
 
     /// A random (version 4) UUID in lower case. Foundation's `UUID()` opens

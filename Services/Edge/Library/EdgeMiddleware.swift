@@ -21,39 +21,47 @@ struct ProblemMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
-            let problem = self.problem(for: error, request, context)
-            activity.problemAnswered(EdgeActivity.ProblemRecord(
-                at: Date(), method: request.method.rawValue, path: request.uri.path, status: Int(problem.status.code),
-                code: problem.code, detail: problem.detail, requestId: context.requestID))
-            return problem.response
+            return Self.answer(error, method: request.method, path: request.uri.path, requestID: context.requestID, routes: routes,
+                               activity: activity, logger: context.logger).response
         }
     }
 
-    private func problem(for error: any Error, _ request: Request, _ context: EdgeContext) -> Problem {
+    /// The problem `error` is answered with, noted for the operators' page.
+    static func answer(_ error: any Error, method: HTTPRequest.Method, path: String, requestID: String, routes: RouteTable,
+                       activity: EdgeActivity, logger: Logger) -> Problem {
+        let problem = problem(for: error, method: method, path: path, routes: routes, logger: logger)
+        activity.problemAnswered(EdgeActivity.ProblemRecord(
+            at: Date(), method: method.rawValue, path: path, status: Int(problem.status.code),
+            code: problem.code, detail: problem.detail, requestId: requestID))
+        return problem
+    }
+
+    private static func problem(for error: any Error, method: HTTPRequest.Method, path: String, routes: RouteTable,
+                                logger: Logger) -> Problem {
         switch error {
         case let problem as Problem:
             return problem
         case let error as ServiceError:
             if error.code == .internal || error.code == .unavailable {
-                context.logger.warning("\(error.code.rawValue)", metadata: ["error": "\(error)"])
+                logger.warning("\(error.code.rawValue)", metadata: ["error": "\(error)"])
             }
             return Problem(error.code == .internal ? .internal : error)
         case let error as HTTPError where error.status == .notFound:
-            let methods = routes.methods(for: request.uri.path)
+            let methods = routes.methods(for: path)
             guard methods.isEmpty else {
                 var problem = Problem(status: .methodNotAllowed, code: .badRequest,
-                                      "\(request.uri.path) takes \(methods.map(\.rawValue).joined(separator: ", ")), not \(request.method.rawValue)")
+                                      "\(path) takes \(methods.map(\.rawValue).joined(separator: ", ")), not \(method.rawValue)")
                 problem.allow = methods
                 return problem
             }
-            return Problem.notFound("no route \(request.method.rawValue) \(request.uri.path)")
+            return Problem.notFound("no route \(method.rawValue) \(path)")
         case is NIOTooManyBytesError:
             return Problem.tooLarge("the body is over this route's limit")
         case let error as HTTPError:
             return Problem(status: error.status, code: error.status.code >= 500 ? .internal : .badRequest,
                            error.body ?? error.status.reasonPhrase)
         default:
-            context.logger.error("internal error", metadata: ["error": "\(String(reflecting: error))"])
+            logger.error("internal error", metadata: ["error": "\(String(reflecting: error))"])
             return Problem(.internal)
         }
     }
@@ -97,10 +105,15 @@ struct CORS: RouterMiddleware {
             response = try await next(request, context)
             response.headers[.accessControlExposeHeaders] = Self.exposeHeaders
         }
-        response.headers[.accessControlAllowOrigin] = origin
-        // Added to a route's own `Vary` (`Accept-Language`, say), not in place of it.
-        response.headers.append(HTTPField(name: .vary, value: "Origin"))
+        Self.allow(origin, in: &response.headers)
         return response
+    }
+
+    /// Marks a response for `origin`, one of the listed.
+    static func allow(_ origin: String, in headers: inout HTTPFields) {
+        headers[.accessControlAllowOrigin] = origin
+        // Added to a route's own `Vary` (`Accept-Language`, say), not in place of it.
+        headers.append(HTTPField(name: .vary, value: "Origin"))
     }
 }
 
@@ -110,11 +123,15 @@ struct RateLimitMiddleware: RouterMiddleware {
     let limiter: RateLimiter
 
     func handle(_ request: Request, context: EdgeContext, next: (Request, EdgeContext) async throws -> Response) async throws -> Response {
-        if let wait = limiter.take(context.clientKey) {
-            throw Problem(ServiceError.rateLimited("too many requests from this address; slow down",
-                                                   retryAfterMs: Int((wait * 1000).rounded(.up))))
-        }
+        if let refusal = Self.refusal(by: limiter, of: context.clientKey) { throw refusal }
         return try await next(request, context)
+    }
+
+    /// `429` when the client's bucket is empty, taking a token from it otherwise.
+    static func refusal(by limiter: RateLimiter, of client: String) -> Problem? {
+        limiter.take(client).map { wait in
+            Problem(ServiceError.rateLimited("too many requests from this address; slow down", retryAfterMs: Int((wait * 1000).rounded(.up))))
+        }
     }
 }
 

@@ -4,6 +4,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import NIOCore
+import ServiceClient
 import Imaging
 import StackClient
 import Wire
@@ -86,20 +88,19 @@ extension EdgeRoutes {
     }
 
     /// A post with its version as `ETag`; `304` when `If-None-Match` has it.
-    func getPost(_ request: Request, _ context: EdgeContext) async throws -> Response {
-        let reply = try await backends.call(CatalogueAPI.get.name, ["id": .string(try request.parameter("id", context))],
-                                            for: request, context: context)
+    /// One post, tagged with its version; `If-None-Match` with that tag is `304`.
+    static let getPost = PassRoute(method: .get, pattern: "/v1/posts/{id}", op: CatalogueAPI.get.name) { request in
+        ["id": .string(try request.parameter("id"))]
+    } reply: { request, reply in
         // Only the version is wanted for the tag: the post's object is read, not decoded.
         let body = try reply.body()
         guard case .object(let post)? = JSONMemberScanner.member("post", of: body),
               case .number(.integer(let version))? = post["version"], let number = Int(exactly: version) else {
             throw ServiceError(code: .internal, message: "\(CatalogueAPI.get.name) replied without a post's version")
         }
-        let tag = Self.etag(version: number)
-        if Self.matches(request.headers[.ifNoneMatch], tag) {
-            return Response(status: .notModified, headers: [.eTag: tag])
-        }
-        return Self.json(body, headers: [.eTag: tag])
+        let tag = etag(version: number)
+        if matches(request.headers[.ifNoneMatch], tag) { return EdgeReply(status: .notModified, headers: [.eTag: tag]) }
+        return EdgeReply.json(body, headers: [.eTag: tag])
     }
 
     /// A change to a post; `If-Match` with its `ETag` makes it conditional (a post
@@ -158,21 +159,26 @@ extension EdgeRoutes {
 
     /// `geo.search`, `geo.nearest` or `geo.within` from the query: JSON, or GeoJSON on
     /// `Accept: application/geo+json`; `Link` to the next page.
-    func searchLike(_ op: String, _ parameters: [QueryParameter], _ request: Request, _ context: EdgeContext) async throws -> Response {
-        var body = try QueryParameter.body(parameters, from: request.uri)
+    /// A search of geo's (`search`, `nearest`, `within`), its hits as JSON or, when
+    /// the client prefers it, GeoJSON.
+    static func searchLike(_ pattern: String, _ op: String, _ parameters: [QueryParameter]) -> PassRoute {
         // `center.place` of geo.search is named in the caller's language.
         let localized = parameters.contains { $0.name == "lang" }
-        if localized { body = Self.localized(body, request) }
-        var headers = localized ? Self.variesByLanguage : [:]
-        guard GeoJSON.isAccepted(request.headers[.accept]) else { return try await paged(op, body, request, context, headers: headers) }
-        let object: JSONObject
-        switch try await backends.call(op, body, for: request, context: context).envelope.result {
-        case .failure(let error): throw error
-        case .success(let reply): object = reply
+        return PassRoute(method: .get, pattern: pattern, op: op) { request in
+            let body = try QueryParameter.body(parameters, from: request.uri)
+            return localized ? Self.localized(body, request.headers) : body
+        } reply: { request, reply in
+            var headers = localized ? Self.variesByLanguage : [:]
+            guard GeoJSON.isAccepted(request.headers[.accept]) else { return try page(reply, request.uri, headers: headers) }
+            let object: JSONObject
+            switch reply.envelope.result {
+            case .failure(let error): throw error
+            case .success(let reply): object = reply
+            }
+            headers[.contentType] = GeoJSON.contentType
+            if case .string(let next)? = object["nextCursor"] { headers[.link] = nextLink(request.uri, cursor: next) }
+            return EdgeReply(status: .ok, headers: headers, body: ByteBuffer(bytes: GeoJSON.featureCollection(object)))
         }
-        headers[.contentType] = GeoJSON.contentType
-        if case .string(let next)? = object["nextCursor"] { headers[.link] = Self.nextLink(request.uri, cursor: next) }
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: GeoJSON.featureCollection(object))))
     }
 
     func usersNearBody(_ uri: URI) throws -> JSONObject {

@@ -3,7 +3,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import ServiceClient
 import StackClient
+import Synchronization
 import Wire
 
 /// Every route of the edge and the op it is (EDGE.md). Each handler turns the HTTP
@@ -44,7 +46,7 @@ struct EdgeRoutes: Sendable {
         routes.on(.post, "/v1/posts", createPost)
         routes.on(.post, "/v1/posts/import") { try await forwardJSON(CatalogueAPI.importPosts.name, $0, $1, limit: 4 * EdgeSettings.jsonBodyBytes) }
         routes.on(.get, "/v1/posts", listPosts)
-        routes.on(.get, "/v1/posts/{id}", getPost)
+        routes.pass(Self.getPost)
         routes.on(.patch, "/v1/posts/{id}", updatePost)
         routes.on(.delete, "/v1/posts/{id}") { request, context in
             try await forward(CatalogueAPI.delete.name, ["id": .string(try request.parameter("id", context))], request, context)
@@ -76,9 +78,9 @@ struct EdgeRoutes: Sendable {
         routes.on(.get, "/v1/trips/{id}/calendar.ics", tripCalendar)
 
         // Search.
-        routes.on(.get, "/v1/search") { try await searchLike(GeoAPI.search.name, Self.searchParameters, $0, $1) }
-        routes.on(.get, "/v1/nearest") { try await searchLike(GeoAPI.nearest.name, Self.nearestParameters, $0, $1) }
-        routes.on(.get, "/v1/within") { try await searchLike(GeoAPI.within.name, Self.withinParameters, $0, $1) }
+        routes.pass(Self.searchLike("/v1/search", GeoAPI.search.name, Self.searchParameters))
+        routes.pass(Self.searchLike("/v1/nearest", GeoAPI.nearest.name, Self.nearestParameters))
+        routes.pass(Self.searchLike("/v1/within", GeoAPI.within.name, Self.withinParameters))
         routes.on(.get, "/v1/places") { request, context in
             let body = try QueryParameter.body([.string("q"), .string("countryCode"), .integer("limit"), .string("lang")], from: request.uri)
             return try await forwardLocalized(GeoAPI.placesSearch.name, body, request, context)
@@ -152,7 +154,11 @@ struct EdgeRoutes: Sendable {
     /// `Accept-Language` when the query gave none: the language it prefers most, as
     /// geo then falls back along the tag and to English.
     static func localized(_ body: JSONObject, _ request: Request) -> JSONObject {
-        guard body["lang"] == nil, let header = request.headers[.acceptLanguage],
+        localized(body, request.headers)
+    }
+
+    static func localized(_ body: JSONObject, _ headers: HTTPFields) -> JSONObject {
+        guard body["lang"] == nil, let header = headers[.acceptLanguage],
               let tag = LanguageTag.preferred(acceptLanguage: header) else { return body }
         var body = body
         body["lang"] = .string(tag.normalized)
@@ -191,21 +197,22 @@ struct EdgeRoutes: Sendable {
     func paged(_ op: String, _ body: JSONObject, _ request: Request, _ context: EdgeContext,
                headers: HTTPFields = [:]) async throws -> Response {
         let reply = try await backends.call(op, body, for: request, context: context)
+        return try Self.page(reply, request.uri, headers: headers).response
+    }
+
+    /// A page of a list as the answer, with its `Link` to the next.
+    static func page(_ reply: AsyncServiceClient.RawReply, _ uri: URI, headers: HTTPFields = [:]) throws -> EdgeReply {
         let bytes = try reply.body()
         var headers = headers
         // Only the cursor is wanted of what may be a long list: not parsed as a whole.
         if case .string(let next)? = JSONMemberScanner.member("nextCursor", of: bytes) {
-            headers[.link] = Self.nextLink(request.uri, cursor: next)
+            headers[.link] = Self.nextLink(uri, cursor: next)
         }
-        return Self.json(bytes, headers: headers)
+        return EdgeReply.json(bytes, headers: headers)
     }
 
     static func json(_ bytes: Data, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
-        // An op that answers `{}` has nothing to say: No Content.
-        if status == .ok, bytes == Data("{}".utf8) { return Response(status: .noContent, headers: headers) }
-        var headers = headers
-        headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        EdgeReply.json(bytes, status: status, headers: headers).response
     }
 
     /// The same path and query with `cursor` set to the next page's.
@@ -233,14 +240,32 @@ extension Request {
     }
 }
 
-/// The edge's router, and the table of what it routes (for `Allow` and the spec check).
+/// The edge's router, the routes it passes on its event loops (`PassRoute`), and the
+/// table of both (for `Allow` and the spec check).
 struct EdgeRouter {
     let router: Hummingbird.Router<EdgeContext>
     let table: RouteTable
+    let passed = PassList()
 
     func on(_ method: HTTPRequest.Method, _ path: String,
                      _ handler: @escaping @Sendable (Request, EdgeContext) async throws -> Response) {
         router.on(RouterPath(path), method: method, use: handler)
         table.add(method, path)
+    }
+
+    func pass(_ route: PassRoute) {
+        passed.add(route)
+        table.add(route.method, route.pattern)
+    }
+}
+
+/// The passed routes as they are declared.
+final class PassList: Sendable {
+    private let added = Mutex<[PassRoute]>([])
+
+    var routes: [PassRoute] { added.withLock { $0 } }
+
+    func add(_ route: PassRoute) {
+        added.withLock { $0.append(route) }
     }
 }

@@ -26,6 +26,8 @@ public final class EdgeService {
     let tokens: TokenCheck
     let logger: Logger
     let routes: RouteTable
+    /// The routes answered on the event loops, below Hummingbird's router.
+    let passed: PassedRoutes
     private let router: Hummingbird.Router<EdgeContext>
     private let limiter: RateLimiter?
 
@@ -65,8 +67,15 @@ public final class EdgeService {
         OperatorRoutes(backends: backends, quick: health, activity: activity, hub: hub, operators: settings.operators).register(into: edge)
         ConsoleFiles(settings: settings).register(into: router)
         routes = table
+        passed = PassedRoutes(routes: edge.passed.routes,
+                              settings: .init(trustedProxies: settings.trustedProxies, corsOrigins: Set(settings.corsOrigins),
+                                              limiter: limiter, serverName: Self.serverName),
+                              backends: backends, table: table, activity: activity, logger: logger)
         self.router = router
     }
+
+    /// The `Server` of every answer.
+    static let serverName = "hereabouts-edge"
 
     /// `Docs/openapi.yaml`, as built into the edge's resources.
     static var openAPIDocument: Data? {
@@ -129,7 +138,7 @@ public final class EdgeService {
     /// `/v1/events`, TLS when a certificate is given.
     public func application() throws -> some ApplicationProtocol {
         let socket = EventSocket(hub: hub, tokens: tokens, logger: logger)
-        let hub = self.hub, admission = self.admission, limiter = self.limiter, trusted = settings.trustedProxies
+        let hub = self.hub, admission = self.admission, limiter = self.limiter, trusted = settings.trustedProxies, passed = self.passed
         let deadlines = (headers: TimeAmount.seconds(Int64(settings.headerTimeout)), body: TimeAmount.seconds(Int64(settings.bodyTimeout)))
         // A connection that sends nothing for 30 s is closed (EDGE.md): between requests,
         // and in the middle of a body too (Hummingbird's idle timeout counts reads and
@@ -146,11 +155,7 @@ public final class EdgeService {
         let decide: @Sendable (HTTPRequest, any Channel) async -> EdgeChannel.UpgradeDecision = { head, channel in
             let client = ClientAddress.budgetKey(ClientMiddleware.client(of: head.headerFields,
                                                                           peer: channel.remoteAddress?.ipAddress ?? "unknown", trusting: trusted))
-            var refusal: Problem?
-            if let limiter, let wait = limiter.take(client) {
-                refusal = Problem(ServiceError.rateLimited("too many requests from this address; slow down",
-                                                           retryAfterMs: Int((wait * 1000).rounded(.up))))
-            }
+            var refusal = limiter.flatMap { RateLimitMiddleware.refusal(by: $0, of: client) }
             var caller: SocketSignIn?
             if refusal == nil {
                 switch await admission.check(head.headerFields) {
@@ -169,7 +174,7 @@ public final class EdgeService {
         }
         var server = HTTPServerBuilder { responder in
             EdgeChannel(responder: responder, http1: http1, headerDeadline: deadlines.headers, headerBytes: EdgeSettings.headerBytes,
-                        events: socket, decide: decide)
+                        passed: passed, events: socket, decide: decide)
         }
         if let certificate = settings.tlsCertificate, let key = settings.tlsKey {
             let tls = TLSConfiguration.makeServerConfiguration(
@@ -178,7 +183,7 @@ public final class EdgeService {
             server = try .tls(server, tlsConfiguration: tls)
         }
         return Application(router: router, server: server,
-                           configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "hereabouts-edge"),
+                           configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: Self.serverName),
                            services: [EventsService(hub: hub, backends: [backends, health])],
                            onServerRunning: { [logger, settings] channel in
                                logger.info("edge listening", metadata: ["url": "\(settings.url)",

@@ -73,9 +73,9 @@ struct Problem: Error, Sendable {
         return JSONWriter.data(.object(JSONObject(members)))
     }
 
-    var response: Response {
-        Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
-    }
+    var response: Response { reply.response }
+
+    var reply: EdgeReply { EdgeReply(status: status, headers: headers, body: ByteBuffer(bytes: body)) }
 
     /// The whole response as HTTP/1.1 bytes, closing the connection: for answers
     /// written below Hummingbird (a refused WebSocket upgrade).

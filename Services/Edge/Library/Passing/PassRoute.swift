@@ -1,0 +1,82 @@
+import Contracts
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import NIOCore
+import ServiceClient
+import Wire
+
+/// A response as a route makes it: status, header fields and the body's bytes, for
+/// Hummingbird (`response`) or written on a channel as it is (`PassingHandler`).
+struct EdgeReply: Sendable {
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
+    var body: ByteBuffer?
+
+    var response: Response {
+        Response(status: status, headers: headers, body: body.map { .init(byteBuffer: $0) } ?? .init())
+    }
+
+    /// A service's reply body as the answer: `204` for an op that answers `{}` (it
+    /// has nothing to say), else `status` with the bytes as they came.
+    static func json(_ bytes: Data, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> EdgeReply {
+        if status == .ok, bytes == Data("{}".utf8) { return EdgeReply(status: .noContent, headers: headers) }
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return EdgeReply(status: status, headers: headers, body: ByteBuffer(bytes: bytes))
+    }
+}
+
+/// What a passed route sees of its request: the head, its URI and the path's
+/// parameters (`{id}` in the pattern).
+struct PassRequest: Sendable {
+    let head: HTTPRequest
+    let uri: URI
+    let parameters: [String: String]
+
+    var headers: HTTPFields { head.headerFields }
+
+    /// A path parameter the route declares.
+    func parameter(_ name: String) throws -> String {
+        guard let value = parameters[name] else { throw Problem.badRequest("the path has no \(name)") }
+        return value
+    }
+}
+
+/// A route answered by one call to one op, its reply passed on: declared once, with
+/// how a request becomes the op's body (`body`) and how the reply becomes the answer
+/// (`reply`). Both are synchronous, so the edge serves these routes on the
+/// connection's event loop (`PassingHandler`), below Hummingbird: a request costs no
+/// task and no thread hand-over but the service call's own. The hot routes (search,
+/// a post) are passed; routes that read a body or make more than one call stay
+/// Hummingbird's.
+struct PassRoute: Sendable {
+    let method: HTTPRequest.Method
+    let pattern: String
+    let op: String
+    let body: @Sendable (PassRequest) throws -> JSONObject
+    let reply: @Sendable (PassRequest, AsyncServiceClient.RawReply) throws -> EdgeReply
+
+    /// The service the op belongs to.
+    var service: String { String(op.prefix { $0 != "." }) }
+
+    /// The path's parameters when `method` and `path` are this route's. Matched as
+    /// Hummingbird's router matches (empty segments skipped, a parameter as it is
+    /// sent, not percent-decoded), so a path means the same whichever serves it.
+    func match(_ method: HTTPRequest.Method, _ path: Substring) -> [String: String]? {
+        guard method == self.method else { return nil }
+        let given = path.split(separator: "/")
+        let pattern = self.pattern.split(separator: "/")
+        guard given.count == pattern.count else { return nil }
+        var parameters: [String: String] = [:]
+        for (expected, segment) in zip(pattern, given) {
+            if expected.first == "{", expected.last == "}" {
+                parameters[String(expected.dropFirst().dropLast())] = String(segment)
+            } else if expected != segment {
+                return nil
+            }
+        }
+        return parameters
+    }
+}
