@@ -10,7 +10,7 @@ struct EdgePassingTests {
     @Test("requests sent together on one connection are answered in the order sent, passed or not, each with its id, CORS and the rate limit as on any route")
     func orderAndMiddleware() throws {
         let origin = "https://app.example"
-        let stack = try EdgeStack("passing", environment: ["HEREABOUTS_EDGE_RATE_LIMIT": "1/12", "HEREABOUTS_EDGE_CORS_ORIGINS": origin])
+        let stack = try EdgeStack("passing", environment: ["HEREABOUTS_EDGE_RATE_LIMIT": "1/14", "HEREABOUTS_EDGE_CORS_ORIGINS": origin])
         let connection = try RawConnection(port: stack.port)
         // One write: a passed search first (a call to geo), then Hummingbird's health
         // (no call at all), which must still come second.
@@ -39,7 +39,14 @@ struct EdgePassingTests {
         #expect(replies.allSatisfy { $0.header("Server") == "hereabouts-edge" && $0.header("Date")?.hasSuffix(" GMT") == true })
         #expect(replies[5].header("Connection") == "close" && connection.closesWithin(4))
 
-        // The burst of 12 is spent but for 6: past it 429, with when to try again.
+        // A passed route's preflight is Hummingbird's: answered for a listed origin only.
+        let preflight = try stack.client.send("OPTIONS", "/v1/search", headers: [("Origin", origin), ("Access-Control-Request-Method", "GET")])
+        #expect(preflight.status == 204 && preflight.header("Access-Control-Allow-Origin") == origin, "\(preflight)")
+        #expect(preflight.header("Access-Control-Allow-Methods")?.contains("GET") == true && preflight.header("Vary") == "Origin")
+        let stranger = try stack.client.get("/v1/search?lat=52.09&lon=5.12&radius=1000", headers: [("Origin", "https://elsewhere.example")])
+        #expect(stranger.status == 200 && stranger.header("Access-Control-Allow-Origin") == nil, "\(stranger)")
+
+        // The burst of 14 is spent but for 6: past it 429, with when to try again.
         var limited: HTTPReply?
         for _ in 0..<20 where limited == nil {
             let reply = try stack.client.get("/v1/search?lat=52.09&lon=5.12&radius=1000")

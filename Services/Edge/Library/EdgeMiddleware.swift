@@ -95,18 +95,23 @@ struct CORS: RouterMiddleware {
 
     func handle(_ request: Request, context: EdgeContext, next: (Request, EdgeContext) async throws -> Response) async throws -> Response {
         guard let origin = request.headers[.origin], origins.contains(origin) else { return try await next(request, context) }
-        var response: Response
-        if request.method == .options, request.headers[.accessControlRequestMethod] != nil {
-            response = Response(status: .noContent, headers: [
-                .accessControlAllowMethods: "GET, POST, PUT, PATCH, DELETE, OPTIONS",
-                .accessControlAllowHeaders: Self.allowHeaders, .accessControlMaxAge: "600",
-            ])
-        } else {
-            response = try await next(request, context)
-            response.headers[.accessControlExposeHeaders] = Self.exposeHeaders
+        guard request.method == .options, request.headers[.accessControlRequestMethod] != nil else {
+            var response = try await next(request, context)
+            Self.answer(origin, in: &response.headers)
+            return response
         }
-        Self.allow(origin, in: &response.headers)
-        return response
+        var preflight = Response(status: .noContent, headers: [
+            .accessControlAllowMethods: "GET, POST, PUT, PATCH, DELETE, OPTIONS",
+            .accessControlAllowHeaders: Self.allowHeaders, .accessControlMaxAge: "600",
+        ])
+        Self.allow(origin, in: &preflight.headers)
+        return preflight
+    }
+
+    /// Marks an answer (not a preflight's) for `origin`, one of the listed.
+    static func answer(_ origin: String, in headers: inout HTTPFields) {
+        headers[.accessControlExposeHeaders] = exposeHeaders
+        allow(origin, in: &headers)
     }
 
     /// Marks a response for `origin`, one of the listed.

@@ -4,9 +4,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import Imaging
 import NIOCore
 import ServiceClient
-import Imaging
 import StackClient
 import Wire
 
@@ -88,7 +88,6 @@ extension EdgeRoutes {
     }
 
     /// A post with its version as `ETag`; `304` when `If-None-Match` has it.
-    /// One post, tagged with its version; `If-None-Match` with that tag is `304`.
     static let getPost = PassRoute(method: .get, pattern: "/v1/posts/{id}", op: CatalogueAPI.get.name) { request in
         ["id": .string(try request.parameter("id"))]
     } reply: { request, reply in
@@ -159,8 +158,6 @@ extension EdgeRoutes {
 
     /// `geo.search`, `geo.nearest` or `geo.within` from the query: JSON, or GeoJSON on
     /// `Accept: application/geo+json`; `Link` to the next page.
-    /// A search of geo's (`search`, `nearest`, `within`), its hits as JSON or, when
-    /// the client prefers it, GeoJSON.
     static func searchLike(_ pattern: String, _ op: String, _ parameters: [QueryParameter]) -> PassRoute {
         // `center.place` of geo.search is named in the caller's language.
         let localized = parameters.contains { $0.name == "lang" }

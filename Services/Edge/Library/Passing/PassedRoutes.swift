@@ -71,8 +71,7 @@ final class PassedRoutes: Sendable {
             }
             activity.requestAnswered(status: Int(reply.status.code))
             if let origin = head.headerFields[.origin], settings.corsOrigins.contains(origin) {
-                reply.headers[.accessControlExposeHeaders] = CORS.exposeHeaders
-                CORS.allow(origin, in: &reply.headers)
+                CORS.answer(origin, in: &reply.headers)
             }
             reply.headers[.xRequestID] = requestID
             reply.headers[.date] = HTTPDate.now()
