@@ -57,9 +57,21 @@ struct PassRoute: Sendable {
     let op: String
     let body: @Sendable (PassRequest) throws -> JSONObject
     let reply: @Sendable (PassRequest, AsyncServiceClient.RawReply) throws -> EdgeReply
-
     /// The service the op belongs to.
-    var service: String { String(op.prefix { $0 != "." }) }
+    let service: String
+    /// The pattern's segments, `{name}` for a parameter.
+    private let segments: [Substring]
+
+    init(method: HTTPRequest.Method, pattern: String, op: String, body: @escaping @Sendable (PassRequest) throws -> JSONObject,
+         reply: @escaping @Sendable (PassRequest, AsyncServiceClient.RawReply) throws -> EdgeReply) {
+        self.method = method
+        self.pattern = pattern
+        self.op = op
+        self.body = body
+        self.reply = reply
+        service = String(op.prefix { $0 != "." })
+        segments = pattern.split(separator: "/")
+    }
 
     /// The path's parameters when `method` and `path` are this route's. Matched as
     /// Hummingbird's router matches (empty segments skipped, a parameter as it is
@@ -67,10 +79,9 @@ struct PassRoute: Sendable {
     func match(_ method: HTTPRequest.Method, _ path: Substring) -> [String: String]? {
         guard method == self.method else { return nil }
         let given = path.split(separator: "/")
-        let pattern = self.pattern.split(separator: "/")
-        guard given.count == pattern.count else { return nil }
+        guard given.count == segments.count else { return nil }
         var parameters: [String: String] = [:]
-        for (expected, segment) in zip(pattern, given) {
+        for (expected, segment) in zip(segments, given) {
             if expected.first == "{", expected.last == "}" {
                 parameters[String(expected.dropFirst().dropLast())] = String(segment)
             } else if expected != segment {

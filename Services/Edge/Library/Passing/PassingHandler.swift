@@ -71,13 +71,16 @@ final class PassingHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Whether parts that come now would have to wait.
-    private var isHolding: Bool {
+    /// Whether a request is being answered, so that what comes next must wait.
+    private var isAnswering: Bool {
         switch state {
         case .answering, .forwarding(ended: true): true
-        case .idle, .reading, .forwarding(ended: false): !waiting.isEmpty
+        case .idle, .reading, .forwarding(ended: false): false
         }
     }
+
+    /// Whether parts that come now would have to wait.
+    private var isHolding: Bool { isAnswering || !waiting.isEmpty }
 
     /// Takes a part: a passed request's is kept or asked, another goes on to Hummingbird
     /// (returns true then).
@@ -152,13 +155,6 @@ final class PassingHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if readHeld, !isHolding {
             readHeld = false
             context.read()
-        }
-    }
-
-    private var isAnswering: Bool {
-        switch state {
-        case .answering, .forwarding(ended: true): true
-        case .idle, .reading, .forwarding(ended: false): false
         }
     }
 }
