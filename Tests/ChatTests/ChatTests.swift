@@ -250,4 +250,17 @@ struct ChatTests {
         }
         #expect(try fixture.conversations(ann).conversations.count == 1)
     }
+
+    @Test("a file from before ServiceKit kept deleted users keeps its users marked deleted as ServiceKit's")
+    func deletedUsersCarriedOver() throws {
+        let queue = try DatabaseQueue()
+        var migrator = DatabaseMigrator()
+        ChatSchema.register(in: &migrator)
+        try migrator.migrate(queue, upTo: "chat-1")
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO chat_user (user_id, deleted) VALUES ('gone', 1), ('here', 0)")
+        }
+        try migrator.migrate(queue)
+        #expect(try queue.read { db in try String.fetchAll(db, sql: "SELECT user_id FROM deleted_user") } == ["gone"])
+    }
 }

@@ -7,7 +7,7 @@ import Wire
 
 /// The auth service: accounts, sessions, tokens, avatars and the `auth.changes` feed,
 /// in `<data dir>/auth.sqlite`.
-public final class AuthService: RunnableService {
+public final class AuthService: AssembledService {
     public struct Options: Sendable {
         /// Threads that hash passwords; logins beyond them wait in a queue.
         public var hashWorkers: Int
@@ -41,26 +41,22 @@ public final class AuthService: RunnableService {
         }
     }
 
-    public let settings: ServiceSettings
+    public let assembly: ServiceAssembly
     let store: AuthStore
-    private let server: Server
-    private let housekeeper: Housekeeper
-    private let logger: Logger
-    private let publisher = Mutex<EventPublisher?>(nil)
+
+    public var settings: ServiceSettings { assembly.settings }
 
     public init(settings: ServiceSettings, options: Options = Options(), logger: Logger) throws {
-        self.settings = settings
-        self.logger = logger
         // A lost commit here is a lost account or a resurrected session: sync fully.
-        let database = try ServiceDatabase(path: settings.databasePath, durability: .full, maxBytes: settings.databaseMaxBytes) { migrator in
-            AuthSchema.register(in: &migrator)
+        let base = try ServiceBase(settings: settings, logger: logger, durability: .full, followsUsers: false) {
+            AuthSchema.register(in: &$0)
         }
-        let store = AuthStore(database: database)
+        let store = AuthStore(database: base.database)
         let key = try store.signingKey()
         let issuer = try TokenIssuer(kid: key.kid, privateKey: key.privateKey)
         let hasher = PasswordHasher(parameters: options.scrypt)
         let profiles = ProfileCache()
-        profiles.observe(database.pool)
+        profiles.observe(base.database.pool)
         let handlers = AuthHandlers(store: store, hasher: hasher, issuer: issuer, policy: options.loginPolicy,
                                     profiles: profiles, decoyHash: hasher.decoy(),
                                     accountsPerAddress: options.accountsPerAddressPerHour.map {
@@ -71,51 +67,20 @@ public final class AuthService: RunnableService {
 
         self.store = store
         let policy = options.loginPolicy
-        self.housekeeper = Housekeeper(tasks: [
-            .forgetKeptReplies(in: database),
-            .checkpoint(database),
-            .init(name: "forget-sessions", every: 600) {
-                try store.purge(now: Date(), loginWindow: policy.window, knownFor: policy.knownFor)
-            },
-        ], logger: logger)
-        self.server = Server(
-            configuration: .init(service: AuthAPI.service, endpoint: settings.endpoint, workers: settings.workers,
-                                 pools: [AuthHandlers.hashingPool: .init(threads: options.hashWorkers,
-                                                                         queueCapacity: options.hashQueueCapacity)],
-                                 security: ServerSecurity(settings)),
-            router: router, database: database, verifier: try TokenVerifier(source: .fixed([issuer.publicKey])),
+        assembly = try ServiceAssembly(
+            base, service: AuthAPI.service, router: router, publishing: .changes(store.outbox),
+            pools: [AuthHandlers.hashingPool: .init(threads: options.hashWorkers, queueCapacity: options.hashQueueCapacity)],
+            rateLimited: false, verifier: try TokenVerifier(source: .fixed([issuer.publicKey])),
             callerCheck: CallerCheck(readsDatabase: true) { caller in
                 guard try store.isSessionActive(caller.sessionID, userID: caller.userID) else {
                     throw ServiceError.unauthenticated("the session has ended; log in again")
                 }
             },
-            logger: logger)
+            housekeeping: [.init(name: "forget-sessions", every: 600) {
+                try store.purge(now: Date(), loginWindow: policy.window, knownFor: policy.knownFor)
+            }])
     }
-
-    /// Where clients connect (with the port a `:*` endpoint was given).
-    public var endpoint: String { server.endpoint }
-
-    public func answer(_ frames: [Data]) -> [Data] { server.answer(frames) }
-
-    public var ops: [String] { server.ops }
 
     /// Password requests waiting for a hashing thread.
-    var hashingWaiting: Int { server.waiting(inPool: AuthHandlers.hashingPool) }
-
-    public func start() throws {
-        if let events = settings.eventsEndpoint {
-            let publisher = try EventPublisher(endpoint: events, security: ServerSecurity(settings),
-                                               policy: .changeNotices(of: AuthAPI.service), logger: logger)
-            store.outbox.announceCommits(of: store.database, on: publisher)
-            self.publisher.withLock { $0 = publisher }
-        }
-        try server.start()
-        housekeeper.start()
-    }
-
-    public func stop() {
-        server.stop()
-        housekeeper.stop()
-        publisher.withLock { $0?.close() }
-    }
+    var hashingWaiting: Int { assembly.waiting(inPool: AuthHandlers.hashingPool) }
 }

@@ -16,26 +16,18 @@ extension CatalogueStore {
         try String.fetchAll(db, sql: "SELECT user_id FROM known_user UNION SELECT owner_id FROM post")
     }
 
-    func deletedUsers() throws -> Set<String> {
-        try database.pool.read { db in Set(try String.fetchAll(db, sql: "SELECT user_id FROM deleted_user")) }
-    }
-
     /// Applies a batch of `auth.changes`, inside the follower's transaction: known
     /// users are recorded; a deleted user's posts, ratings, trips and memberships
     /// go, each post deletion and each rating change on catalogue's own feed.
-    /// Returns the users deleted in this batch.
-    func apply(_ changes: [UserChange], now: Date, in db: Database) throws -> [String] {
-        var deleted: [String] = []
+    func apply(_ changes: [UserChange], now: Date, in db: Database) throws {
         for change in changes {
             switch change.type {
             case .updated:
                 try db.execute(sql: "INSERT OR IGNORE INTO known_user (user_id) VALUES (?)", arguments: [change.userId])
             case .deleted:
                 try removeUser(change.userId, now: now, in: db)
-                deleted.append(change.userId)
             }
         }
-        return deleted
     }
 
     private func removeUser(_ user: String, now: Date, in db: Database) throws {
@@ -52,6 +44,5 @@ extension CatalogueStore {
         try db.execute(sql: "DELETE FROM trip WHERE owner_id = ?", arguments: [user])
         try db.execute(sql: "DELETE FROM trip_member WHERE user_id = ?", arguments: [user])
         try db.execute(sql: "DELETE FROM known_user WHERE user_id = ?", arguments: [user])
-        try db.execute(sql: "INSERT OR IGNORE INTO deleted_user (user_id) VALUES (?)", arguments: [user])
     }
 }

@@ -46,5 +46,12 @@ enum ChatSchema {
                 ) WITHOUT ROWID;
                 """)
         }
+        // ServiceKit keeps the users deleted (its `deleted_user`), as the other services do.
+        migrator.registerMigration("chat-2") { db in
+            try db.execute(sql: """
+                CREATE TABLE deleted_user (user_id TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+                INSERT INTO deleted_user (user_id) SELECT user_id FROM chat_user WHERE deleted = 1;
+                """)
+        }
     }
 }

@@ -10,9 +10,8 @@ struct ChatStore: Sendable {
 
     // MARK: Following auth
 
-    /// Applies a batch of `auth.changes`; returns the ids of users deleted.
-    func apply(_ changes: [UserChange], in db: Database) throws -> [String] {
-        var deleted: [String] = []
+    /// Applies a batch of `auth.changes`.
+    func apply(_ changes: [UserChange], in db: Database) throws {
         for change in changes {
             switch change.type {
             case .updated:
@@ -22,10 +21,8 @@ struct ChatStore: Sendable {
                     INSERT INTO chat_user (user_id, deleted) VALUES (?, 1)
                     ON CONFLICT (user_id) DO UPDATE SET deleted = 1
                     """).execute(arguments: [change.userId])
-                deleted.append(change.userId)
             }
         }
-        return deleted
     }
 
     /// The users chat knows and has not seen deleted, for the end of a replay of auth's feed.
@@ -33,11 +30,6 @@ struct ChatStore: Sendable {
         try String.fetchAll(db, sql: "SELECT user_id FROM chat_user WHERE deleted = 0")
     }
 
-    func deletedUsers() throws -> Set<String> {
-        try database.pool.read { db in
-            Set(try String.fetchAll(db.cachedStatement(sql: "SELECT user_id FROM chat_user WHERE deleted = 1")))
-        }
-    }
 
     // MARK: Sending
 

@@ -27,15 +27,11 @@ struct FavouritesStore: Sendable {
         }
     }
 
-    /// Applies a batch of `auth.changes`: a deleted user's list goes. Returns their ids.
-    func apply(_ changes: [UserChange], in db: Database) throws -> [String] {
-        var deleted: [String] = []
+    /// Applies a batch of `auth.changes`: a deleted user's list goes.
+    func apply(_ changes: [UserChange], in db: Database) throws {
         for change in changes where change.type == .deleted {
             try db.cachedStatement(sql: "DELETE FROM favourite WHERE user_id = ?").execute(arguments: [change.userId])
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO deleted_user (user_id) VALUES (?)").execute(arguments: [change.userId])
-            deleted.append(change.userId)
         }
-        return deleted
     }
 
     /// The posts favourites knows or has saved, for the end of a replay of catalogue's feed.
@@ -46,10 +42,6 @@ struct FavouritesStore: Sendable {
     /// The users with a list, for the end of a replay of auth's feed.
     func heldUserIds(in db: Database) throws -> [String] {
         try String.fetchAll(db, sql: "SELECT DISTINCT user_id FROM favourite")
-    }
-
-    func deletedUsers() throws -> Set<String> {
-        try database.pool.read { db in Set(try String.fetchAll(db.cachedStatement(sql: "SELECT user_id FROM deleted_user"))) }
     }
 
     // MARK: Lists

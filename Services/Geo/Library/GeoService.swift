@@ -9,18 +9,15 @@ import Wire
 /// The geo service: follows `catalogue.changes` (posts) and `auth.changes`
 /// (discoverable homes) into `<data dir>/geo.sqlite` and in-memory indexes, and
 /// answers searches from the indexes.
-public final class GeoService: RunnableService {
-    public let settings: ServiceSettings
+public final class GeoService: AssembledService {
+    public let assembly: ServiceAssembly
     public let index: PostIndex
     let store: GeoStore
     public let users: UserIndex
     public let fences: FenceIndex
     let watches: WatchRegistry
-    private let events: EventChannel
     let postFollower: ChangeFollower<PostChange>
     let userFollower: ChangeFollower<UserChange>
-    private let server: Server
-    private let housekeeper: Housekeeper
     /// Whether the index came from the snapshot of the last clean stop, not from
     /// reading every post in the database.
     public let startedFromSnapshot: Bool
@@ -28,12 +25,11 @@ public final class GeoService: RunnableService {
     private let logger: Logger
     private let stopped = Atomic<Bool>(false)
 
+    public var settings: ServiceSettings { assembly.settings }
+
     public init(settings: ServiceSettings, logger: Logger) throws {
-        self.settings = settings
-        let database = try ServiceDatabase(path: settings.databasePath, durability: .normal, maxBytes: settings.databaseMaxBytes) { migrator in
-            GeoSchema.register(in: &migrator)
-        }
-        let store = GeoStore(database: database)
+        let base = try ServiceBase(settings: settings, logger: logger) { GeoSchema.register(in: &$0) }
+        let store = GeoStore(database: base.database)
         let gazetteerFile = try Gazetteer.defaultFile(environment: settings.environment)
         let gazetteerLoad = BackgroundLoad(name: "gazetteer") {
             let started = Date()
@@ -71,7 +67,6 @@ public final class GeoService: RunnableService {
         FreedMemory.giveBack()
         let users = UserIndex()
         users.apply(try store.homes().map { .set($0) })
-        let deletedUsers = DeletedUsers(try store.deletedUsers())
         let verifier = try TokenVerifier.forService(settings)
         let events = EventChannel(policy: SubscriptionPolicy(userTopicPrefixes: [GeoAPI.fenceTopicPrefix, GeoAPI.watchTopicPrefix],
                                                              verifier: verifier),
@@ -81,7 +76,7 @@ public final class GeoService: RunnableService {
             owner, json in events.publish(topic: GeoAPI.watchTopic(userId: owner), json: json)
         }
 
-        let postFollower = try ChangeFollower.catalogue(settings: settings, database: database, logger: logger, held: store.heldPostIds) { changes, db in
+        let postFollower = try base.followPosts(held: store.heldPostIds) { changes, db in
             let applied = try store.apply(changes, wasFence: fences.contains, in: db)
             // The indexes show a change once it is committed, never before.
             db.afterNextTransaction { _ in
@@ -95,13 +90,11 @@ public final class GeoService: RunnableService {
                 }
             }
         }
-        let userFollower = try ChangeFollower.auth(settings: settings, database: database, logger: logger, held: store.heldUserIds) { changes, db in
+        let userFollower = try base.followUsers(held: store.heldUserIds) { changes, db in
             let applied = try store.apply(changes, in: db)
-            let deleted = changes.filter { $0.type == .deleted }.map(\.userId)
             db.afterNextTransaction { _ in
                 let touched = users.apply(applied)
                 watches.evaluate { users.watchEvents(touching: touched, watches: &$0) }
-                deletedUsers.insert(deleted)
             }
         }
         var router = Router(service: GeoAPI.service)
@@ -118,26 +111,19 @@ public final class GeoService: RunnableService {
         self.index = index
         self.fences = fences
         self.watches = watches
-        self.events = events
         self.postFollower = postFollower
         self.users = users
         self.userFollower = userFollower
-        // Kept replies of geo.fences.update are forgotten after a while, as elsewhere.
-        self.housekeeper = Housekeeper(tasks: [.forgetKeptReplies(in: database), .checkpoint(database),
-                                               .init(name: "watch-leases", every: 1) { watches.expire() },
-                                               // Opening hours turn at whole minutes: a few seconds late at most.
-                                               .init(name: "watch-clock", every: 2) {
-                                                   watches.tick { from, to, state in
-                                                       index.lock.withReadLock { index.openingEvents(from: from, to: to, watches: &state) }
-                                                   }
-                                               }],
-                                       logger: logger)
-        self.server = Server(
-            configuration: .init(service: GeoAPI.service, endpoint: settings.endpoint,
-                                 frontThreads: try Self.searchThreads(settings.environment), workers: settings.workers,
-                                 security: ServerSecurity(settings)),
-            router: router, database: database, verifier: verifier,
-            callerCheck: deletedUsers.check, followers: [postFollower, userFollower], logger: logger)
+        assembly = try ServiceAssembly(
+            base, service: GeoAPI.service, router: router, followers: [postFollower, userFollower], publishing: .events(events),
+            frontThreads: try Self.searchThreads(settings.environment), rateLimited: false, verifier: verifier,
+            housekeeping: [.init(name: "watch-leases", every: 1) { watches.expire() },
+                           // Opening hours turn at whole minutes: a few seconds late at most.
+                           .init(name: "watch-clock", every: 2) {
+                               watches.tick { from, to, state in
+                                   index.lock.withReadLock { index.openingEvents(from: from, to: to, watches: &state) }
+                               }
+                           }])
     }
 
     /// Threads answering searches (`HEREABOUTS_GEO_SEARCH_THREADS`, else one per
@@ -157,31 +143,11 @@ public final class GeoService: RunnableService {
         (Date().timeIntervalSince(start) * 100).rounded() / 100
     }
 
-    /// Where clients connect (with the port a `:*` endpoint was given).
-    public var endpoint: String { server.endpoint }
-
-    public func answer(_ frames: [Data]) -> [Data] { server.answer(frames) }
-
-    public var ops: [String] { server.ops }
-
-    public func start() throws {
-        if let events = settings.eventsEndpoint {
-            try self.events.open(endpoint: events, security: ServerSecurity(settings))
-        }
-        try server.start()
-        postFollower.start()
-        userFollower.start()
-        housekeeper.start()
-    }
-
+    /// Stops, then writes the index's snapshot for the next start.
     public func stop() {
         // Once: a second stop would write the snapshot again, under a new id.
         guard !stopped.exchange(true, ordering: .relaxed) else { return }
-        postFollower.stop()
-        userFollower.stop()
-        server.stop()
-        housekeeper.stop()
-        events.close()
+        assembly.stop()
         writeSnapshot()
     }
 

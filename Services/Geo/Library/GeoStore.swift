@@ -141,7 +141,6 @@ struct GeoStore: Sendable {
                 applied.append(.remove(change.userId))
             }
             if change.type == .deleted {
-                try db.execute(sql: "INSERT OR IGNORE INTO deleted_user (user_id) VALUES (?)", arguments: [change.userId])
                 try db.execute(sql: "DELETE FROM fence_inside WHERE user_id = ?", arguments: [change.userId])
             }
         }
@@ -156,10 +155,6 @@ struct GeoStore: Sendable {
     /// The users geo holds a home or a fence crossing of, for the end of a replay of auth's feed.
     func heldUserIds(in db: Database) throws -> [String] {
         try String.fetchAll(db, sql: "SELECT user_id FROM user_home UNION SELECT user_id FROM fence_inside")
-    }
-
-    func deletedUsers() throws -> Set<String> {
-        try database.pool.read { db in Set(try String.fetchAll(db, sql: "SELECT user_id FROM deleted_user")) }
     }
 
     func homes() throws -> [UserIndex.Home] {

@@ -10,6 +10,10 @@ import ZeroMQ
 /// A follower of a change feed, as `<service>.ready` reports it.
 public protocol FeedFollower: Sendable {
     func readiness() throws -> FeedReadiness
+    /// Starts following on a thread of its own.
+    func start()
+    /// Stops following; returns once the thread has finished its current batch.
+    func stop()
 }
 
 extension ChangeFollower: FeedFollower {}
