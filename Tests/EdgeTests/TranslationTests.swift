@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -49,14 +50,14 @@ struct TranslationTests {
 
     @Test("query parameters become the op's fields with their JSON types; a malformed one names itself")
     func queryParameters() throws {
-        let body = try QueryParameter.body(EdgeRoutes.searchParameters,
+        let body = try QueryParameter.body(QueryShape.parameters(of: SearchRequest.self),
                                            from: URI("/v1/search?lat=52.09&lon=5&radius=2000&kinds=offer,sight&openNow=true&q=bike%20shop"))
         #expect(body == ["lat": .number(.double(52.09)), "lon": .number(.integer(5)), "radius": .number(.integer(2000)),
                          "q": .string("bike shop"), "kinds": .array([.string("offer"), .string("sight")]), "openNow": .bool(true)])
         for (query, field) in [("lat=north", "lat"), ("limit=2.5", "limit"), ("openNow=perhaps", "openNow"), ("radius=1e999", "radius")] {
-            #expect(throws: Problem.self) { try QueryParameter.body(EdgeRoutes.searchParameters, from: URI("/v1/search?\(query)")) }
+            #expect(throws: Problem.self) { try QueryParameter.body(QueryShape.parameters(of: SearchRequest.self), from: URI("/v1/search?\(query)")) }
             do {
-                _ = try QueryParameter.body(EdgeRoutes.searchParameters, from: URI("/v1/search?\(query)"))
+                _ = try QueryParameter.body(QueryShape.parameters(of: SearchRequest.self), from: URI("/v1/search?\(query)"))
             } catch let problem as Problem {
                 #expect(problem.status.code == 422 && problem.field == field, "\(query)")
             }
@@ -98,10 +99,10 @@ struct TranslationTests {
         #expect(FormQuery("limit=%FF")["limit"] == "%FF", "an escape that is not UTF-8 is kept as written")
         #expect(FormQuery("place=M%C3%BCnster&q=caf%c3%a9")["place"] == "Münster" && FormQuery("q=caf%c3%a9")["q"] == "café")
         #expect(FormQuery("q=100%+sure")["q"] == "100% sure", "a malformed escape leaves the value as written")
-        let body = try QueryParameter.body(EdgeRoutes.searchParameters, from: URI("/v1/search?q=burger+king&place=Den+Haag&radius=1e3"))
+        let body = try QueryParameter.body(QueryShape.parameters(of: SearchRequest.self), from: URI("/v1/search?q=burger+king&place=Den+Haag&radius=1e3"))
         #expect(body == ["q": .string("burger king"), "place": .string("Den Haag"), "radius": .number(.integer(1000))])
         do {
-            _ = try QueryParameter.body(EdgeRoutes.searchParameters, from: URI("/v1/search?lat=52&lat=53&lon=5"))
+            _ = try QueryParameter.body(QueryShape.parameters(of: SearchRequest.self), from: URI("/v1/search?lat=52&lat=53&lon=5"))
             Issue.record("a repeated lat was taken")
         } catch let problem as Problem {
             #expect(problem.status.code == 422 && problem.field == "lat")

@@ -158,10 +158,11 @@ extension EdgeRoutes {
 
     /// `geo.search`, `geo.nearest` or `geo.within` from the query: JSON, or GeoJSON on
     /// `Accept: application/geo+json`; `Link` to the next page.
-    static func searchLike(_ pattern: String, _ op: String, _ parameters: [QueryParameter]) -> PassRoute {
+    static func searchLike<Request, Reply>(_ pattern: String, _ op: Op<Request, Reply>) -> PassRoute {
+        let parameters = QueryShape.parameters(of: Request.self)
         // `center.place` of geo.search is named in the caller's language.
         let localized = parameters.contains { $0.name == "lang" }
-        return PassRoute(method: .get, pattern: pattern, op: op) { request in
+        return PassRoute(method: .get, pattern: pattern, op: op.name) { request in
             let body = try QueryParameter.body(parameters, from: request.uri)
             return localized ? Self.localized(body, request.headers) : body
         } reply: { request, reply in

@@ -8,9 +8,11 @@ import StackClient
 import Synchronization
 import Wire
 
-/// Every route of the edge and the op it is (EDGE.md). Each handler turns the HTTP
-/// request into the op's body, calls the op for the request's caller, and turns the
-/// reply back: the op's reply body as JSON, its error as a problem. The services'
+/// Every route of the edge and the op it is (EDGE.md). A route that is one call is
+/// declared in one line (`EdgeRouter.route`: the op's body from the query its
+/// request type reads, or the JSON body, and the path); the rest are handlers. Each
+/// turns the HTTP request into the op's body, calls the op for the request's caller,
+/// and turns the reply back: the op's reply body as JSON, its error as a problem. The services'
 /// rules and errors are theirs; the edge adds what HTTP has (statuses, `ETag`,
 /// `Link`, bytes for images, GeoJSON).
 struct EdgeRoutes: Sendable {
@@ -18,23 +20,22 @@ struct EdgeRoutes: Sendable {
 
     func register(into routes: EdgeRouter) {
         // Accounts and sessions.
-        routes.on(.post, "/v1/auth/register") { try await forwardJSON(AuthAPI.register.name, $0, $1, status: .created) }
-        routes.on(.post, "/v1/auth/login") { try await forwardJSON(AuthAPI.login.name, $0, $1) }
-        routes.on(.post, "/v1/auth/anonymous") { try await forwardJSON(AuthAPI.anonymous.name, $0, $1, status: .created) }
-        routes.on(.post, "/v1/auth/upgrade") { try await forwardJSON(AuthAPI.upgrade.name, $0, $1) }
-        routes.on(.post, "/v1/auth/refresh") { try await forwardJSON(AuthAPI.refresh.name, $0, $1) }
-        routes.on(.post, "/v1/auth/logout") { try await forwardJSON(AuthAPI.logout.name, $0, $1) }
-        routes.on(.get, "/v1/me") { try await forward(AuthAPI.me.name, JSONObject(), $0, $1) }
-        routes.on(.patch, "/v1/me") { try await forwardJSON(AuthAPI.profileUpdate.name, $0, $1) }
-        routes.on(.delete, "/v1/me") { try await forwardJSON(AuthAPI.delete.name, $0, $1) }
+        routes.route(.post, "/v1/auth/register", AuthAPI.register, status: .created)
+        routes.route(.post, "/v1/auth/login", AuthAPI.login)
+        routes.route(.post, "/v1/auth/anonymous", AuthAPI.anonymous, status: .created)
+        routes.route(.post, "/v1/auth/upgrade", AuthAPI.upgrade)
+        routes.route(.post, "/v1/auth/refresh", AuthAPI.refresh)
+        routes.route(.post, "/v1/auth/logout", AuthAPI.logout)
+        routes.route(.get, "/v1/me", AuthAPI.me)
+        routes.route(.patch, "/v1/me", AuthAPI.profileUpdate)
+        routes.route(.delete, "/v1/me", AuthAPI.delete, json: true)
         routes.on(.put, "/v1/me/avatar", putAvatar)
+        // Not `route`: the update's other fields are no query parameters here.
         routes.on(.delete, "/v1/me/avatar") { try await forward(AuthAPI.profileUpdate.name, ["removeAvatar": .bool(true)], $0, $1) }
-        routes.on(.put, "/v1/me/location") { try await forwardJSON(AuthAPI.locationSet.name, $0, $1) }
-        routes.on(.post, "/v1/me/password") { try await forwardJSON(AuthAPI.passwordChange.name, $0, $1) }
+        routes.route(.put, "/v1/me/location", AuthAPI.locationSet)
+        routes.route(.post, "/v1/me/password", AuthAPI.passwordChange)
         routes.on(.get, "/v1/users", usersGet)
-        routes.on(.get, "/v1/users/lookup") { request, context in
-            try await forward(AuthAPI.usersLookup.name, try QueryParameter.body([.string("email")], from: request.uri), request, context)
-        }
+        routes.route(.get, "/v1/users/lookup", AuthAPI.usersLookup)
         routes.on(.get, "/v1/users/near") { request, context in
             try await forwardLocalized(GeoAPI.usersNear.name, try usersNearBody(request.uri), request, context)
         }
@@ -44,119 +45,55 @@ struct EdgeRoutes: Sendable {
 
         // Posts, images, ratings.
         routes.on(.post, "/v1/posts", createPost)
-        routes.on(.post, "/v1/posts/import") { try await forwardJSON(CatalogueAPI.importPosts.name, $0, $1, limit: 4 * EdgeSettings.jsonBodyBytes) }
+        routes.route(.post, "/v1/posts/import", CatalogueAPI.importPosts, bodyLimit: 4 * EdgeSettings.jsonBodyBytes)
         routes.on(.get, "/v1/posts", listPosts)
-        routes.pass(Self.getPost)
+        routes.add(Self.getPost)
         routes.on(.patch, "/v1/posts/{id}", updatePost)
-        routes.on(.delete, "/v1/posts/{id}") { request, context in
-            try await forward(CatalogueAPI.delete.name, ["id": .string(try request.parameter("id", context))], request, context)
-        }
+        routes.route(.delete, "/v1/posts/{id}", CatalogueAPI.delete)
         routes.on(.post, "/v1/posts/{id}/images", addImage)
         routes.on(.get, "/v1/images/{id}", getImage)
-        routes.on(.delete, "/v1/images/{id}") { request, context in
-            try await forward(CatalogueAPI.deleteImage.name, ["id": .string(try request.parameter("id", context))], request, context)
-        }
-        routes.on(.put, "/v1/posts/{id}/rating") { request, context in
-            try await forwardJSON(CatalogueAPI.rate.name, request, context, adding: ["postId": .string(try request.parameter("id", context))])
-        }
+        routes.route(.delete, "/v1/images/{id}", CatalogueAPI.deleteImage)
+        routes.route(.put, "/v1/posts/{id}/rating", CatalogueAPI.rate, path: ["id": "postId"])
 
         // Trips.
-        routes.on(.post, "/v1/trips") { try await forwardJSON(CatalogueAPI.createTrip.name, $0, $1, status: .created) }
-        routes.on(.get, "/v1/trips") { try await forward(CatalogueAPI.listTrips.name, JSONObject(), $0, $1) }
-        routes.on(.get, "/v1/trips/{id}") { request, context in
-            try await forward(CatalogueAPI.getTrip.name, ["id": .string(try request.parameter("id", context))], request, context)
-        }
-        routes.on(.delete, "/v1/trips/{id}") { request, context in
-            try await forward(CatalogueAPI.deleteTrip.name, ["id": .string(try request.parameter("id", context))], request, context)
-        }
-        routes.on(.post, "/v1/trips/{id}/members") { request, context in
-            try await forwardJSON(CatalogueAPI.invite.name, request, context, adding: ["id": .string(try request.parameter("id", context))])
-        }
-        routes.on(.delete, "/v1/trips/{id}/members/me") { request, context in
-            try await forward(CatalogueAPI.leaveTrip.name, ["id": .string(try request.parameter("id", context))], request, context)
-        }
+        routes.route(.post, "/v1/trips", CatalogueAPI.createTrip, status: .created)
+        routes.route(.get, "/v1/trips", CatalogueAPI.listTrips)
+        routes.route(.get, "/v1/trips/{id}", CatalogueAPI.getTrip)
+        routes.route(.delete, "/v1/trips/{id}", CatalogueAPI.deleteTrip)
+        routes.route(.post, "/v1/trips/{id}/members", CatalogueAPI.invite)
+        routes.route(.delete, "/v1/trips/{id}/members/me", CatalogueAPI.leaveTrip)
         routes.on(.get, "/v1/trips/{id}/calendar.ics", tripCalendar)
 
         // Search.
-        routes.pass(Self.searchLike("/v1/search", GeoAPI.search.name, Self.searchParameters))
-        routes.pass(Self.searchLike("/v1/nearest", GeoAPI.nearest.name, Self.nearestParameters))
-        routes.pass(Self.searchLike("/v1/within", GeoAPI.within.name, Self.withinParameters))
-        routes.on(.get, "/v1/places") { request, context in
-            let body = try QueryParameter.body([.string("q"), .string("countryCode"), .integer("limit"), .string("lang")], from: request.uri)
-            return try await forwardLocalized(GeoAPI.placesSearch.name, body, request, context)
-        }
-        routes.on(.get, "/v1/places/reverse") { request, context in
-            let body = try QueryParameter.body([.number("lat"), .number("lon"), .string("lang")], from: request.uri)
-            return try await forwardLocalized(GeoAPI.placesReverse.name, body, request, context)
-        }
-        routes.on(.get, "/v1/countries/{code}") { request, context in
-            var body = try QueryParameter.body([.string("lang")], from: request.uri)
-            body["code"] = .string(try request.parameter("code", context))
-            return try await forwardLocalized(GeoAPI.countriesGet.name, body, request, context)
-        }
-        routes.on(.post, "/v1/fences/update") { try await forwardJSON(GeoAPI.fencesUpdate.name, $0, $1) }
-        routes.on(.get, "/v1/fences/plan") { request, context in
-            let body = try QueryParameter.body([.number("lat"), .number("lon"), .integer("max")], from: request.uri)
-            return try await forward(GeoAPI.fencesPlan.name, body, request, context)
-        }
+        routes.add(Self.searchLike("/v1/search", GeoAPI.search))
+        routes.add(Self.searchLike("/v1/nearest", GeoAPI.nearest))
+        routes.add(Self.searchLike("/v1/within", GeoAPI.within))
+        routes.route(.get, "/v1/places", GeoAPI.placesSearch)
+        routes.route(.get, "/v1/places/reverse", GeoAPI.placesReverse)
+        routes.route(.get, "/v1/countries/{code}", GeoAPI.countriesGet)
+        routes.route(.post, "/v1/fences/update", GeoAPI.fencesUpdate)
+        routes.route(.get, "/v1/fences/plan", GeoAPI.fencesPlan)
 
         // Favourites.
-        routes.on(.put, "/v1/favourites/{postId}") { request, context in
-            try await forward(FavouritesAPI.add.name, ["postId": .string(try request.parameter("postId", context))], request, context)
-        }
-        routes.on(.delete, "/v1/favourites/{postId}") { request, context in
-            try await forward(FavouritesAPI.remove.name, ["postId": .string(try request.parameter("postId", context))], request, context)
-        }
+        routes.route(.put, "/v1/favourites/{postId}", FavouritesAPI.add, json: false)
+        routes.route(.delete, "/v1/favourites/{postId}", FavouritesAPI.remove)
         routes.on(.get, "/v1/favourites", listFavourites)
-        routes.on(.get, "/v1/favourites/contains") { request, context in
-            try await forward(FavouritesAPI.contains.name, try QueryParameter.body([.list("ids")], from: request.uri, renaming: ["ids": "postIds"]),
-                              request, context)
-        }
+        routes.route(.get, "/v1/favourites/contains", FavouritesAPI.contains, query: ["ids": "postIds"])
 
         // Chat.
-        routes.on(.post, "/v1/messages") { try await forwardJSON(ChatAPI.send.name, $0, $1, status: .created) }
-        routes.on(.get, "/v1/conversations") { request, context in
-            try await paged(ChatAPI.conversations.name, try QueryParameter.body([.integer("limit"), .string("cursor")], from: request.uri),
-                            request, context)
-        }
-        routes.on(.get, "/v1/conversations/{id}/messages") { request, context in
-            var body = try QueryParameter.body([.integer("before"), .integer("after"), .integer("limit")], from: request.uri)
-            body["conversationId"] = .string(try request.parameter("id", context))
-            return try await forward(ChatAPI.messages.name, body, request, context)
-        }
-        routes.on(.post, "/v1/conversations/{id}/read") { request, context in
-            try await forwardJSON(ChatAPI.read.name, request, context, adding: ["conversationId": .string(try request.parameter("id", context))])
-        }
-        routes.on(.put, "/v1/blocks/{userId}") { request, context in
-            try await forward(ChatAPI.block.name, ["userId": .string(try request.parameter("userId", context))], request, context)
-        }
-        routes.on(.delete, "/v1/blocks/{userId}") { request, context in
-            try await forward(ChatAPI.unblock.name, ["userId": .string(try request.parameter("userId", context))], request, context)
-        }
+        routes.route(.post, "/v1/messages", ChatAPI.send, status: .created)
+        routes.route(.get, "/v1/conversations", ChatAPI.conversations, paged: true)
+        routes.route(.get, "/v1/conversations/{id}/messages", ChatAPI.messages, path: ["id": "conversationId"])
+        routes.route(.post, "/v1/conversations/{id}/read", ChatAPI.read, path: ["id": "conversationId"])
+        routes.route(.put, "/v1/blocks/{userId}", ChatAPI.block, json: false)
+        routes.route(.delete, "/v1/blocks/{userId}", ChatAPI.unblock)
     }
-
-    static let searchParameters: [QueryParameter] = [
-        .number("lat"), .number("lon"), .string("place"), .number("radius"), .string("q"), .list("kinds"), .list("tags"),
-        .bool("openNow"), .string("at"), .string("sort"), .integer("limit"), .string("cursor"), .string("lang"),
-        .bool("highlight"),
-    ]
-    static let nearestParameters: [QueryParameter] = [
-        .number("lat"), .number("lon"), .integer("k"), .string("q"), .list("kinds"), .number("maxDistance"),
-    ]
-    static let withinParameters: [QueryParameter] = [
-        .number("minLat"), .number("minLon"), .number("maxLat"), .number("maxLon"), .list("kinds"), .string("q"), .list("tags"),
-        .bool("openNow"), .integer("limit"), .string("cursor"), .bool("highlight"),
-    ]
 
     // MARK: Languages
 
     /// `body` with its `lang` (the names in the reply) set from the request's
     /// `Accept-Language` when the query gave none: the language it prefers most, as
     /// geo then falls back along the tag and to English.
-    static func localized(_ body: JSONObject, _ request: Request) -> JSONObject {
-        localized(body, request.headers)
-    }
-
     static func localized(_ body: JSONObject, _ headers: HTTPFields) -> JSONObject {
         guard body["lang"] == nil, let header = headers[.acceptLanguage],
               let tag = LanguageTag.preferred(acceptLanguage: header) else { return body }
@@ -171,7 +108,7 @@ struct EdgeRoutes: Sendable {
     /// `forward` for an op whose reply names places or countries: in the request's
     /// language (`localized`), marked `Vary: Accept-Language`.
     func forwardLocalized(_ op: String, _ body: JSONObject, _ request: Request, _ context: EdgeContext) async throws -> Response {
-        try await forward(op, Self.localized(body, request), request, context, headers: Self.variesByLanguage)
+        try await forward(op, Self.localized(body, request.headers), request, context, headers: Self.variesByLanguage)
     }
 
     // MARK: Forwarding
@@ -182,15 +119,6 @@ struct EdgeRoutes: Sendable {
                  status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) async throws -> Response {
         let reply = try await backends.call(op, body, for: request, context: context, attachments: attachments)
         return Self.json(try reply.body(), status: status, headers: headers)
-    }
-
-    /// Like `forward`, with the request's JSON body (and `adding` path parameters).
-    func forwardJSON(_ op: String, _ request: Request, _ context: EdgeContext, status: HTTPResponse.Status = .ok,
-                     adding parameters: JSONObject = JSONObject(), limit: Int = EdgeSettings.jsonBodyBytes) async throws -> Response {
-        var request = request
-        var body = try await request.jsonObject(limit: limit)
-        for (key, value) in parameters { body[key] = value }
-        return try await forward(op, body, request, context, status: status)
     }
 
     /// A page of a list: its body, and a `Link: <…>; rel="next"` while more follow.
@@ -245,6 +173,7 @@ extension Request {
 struct EdgeRouter {
     let router: Hummingbird.Router<EdgeContext>
     let table: RouteTable
+    let backends: Backends
     let passed = PassList()
 
     func on(_ method: HTTPRequest.Method, _ path: String,
@@ -253,9 +182,24 @@ struct EdgeRouter {
         table.add(method, path)
     }
 
-    func pass(_ route: PassRoute) {
-        passed.add(route)
-        table.add(route.method, route.pattern)
+    /// A route of one call: on the event loops when it reads no body, else
+    /// Hummingbird's, which reads the body first.
+    func add(_ route: PassRoute) {
+        guard let limit = route.bodyLimit else {
+            passed.add(route)
+            table.add(route.method, route.pattern)
+            return
+        }
+        on(route.method, route.pattern) { [backends] request, context in
+            var request = request
+            let names = route.parameterNames
+            var passing = PassRequest(head: request.head, uri: request.uri, parameters: Dictionary(uniqueKeysWithValues: names.compactMap { name in
+                context.parameters.get(name).map { (name, $0) }
+            }))
+            passing.json = try await request.jsonObject(limit: limit)
+            let reply = try await backends.call(route.op, try route.body(passing), for: request, context: context)
+            return try route.reply(passing, reply).response
+        }
     }
 }
 

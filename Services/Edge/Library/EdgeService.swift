@@ -61,7 +61,7 @@ public final class EdgeService {
         }
         router.add(middleware: ProblemMiddleware(routes: table, activity: activity))
         if let limiter { router.add(middleware: RateLimitMiddleware(limiter: limiter)) }
-        let edge = EdgeRouter(router: router, table: table)
+        let edge = EdgeRouter(router: router, table: table, backends: backends)
         EdgeRoutes(backends: backends).register(into: edge)
         Self.registerOwnRoutes(into: edge, health: health)
         OperatorRoutes(backends: backends, quick: health, activity: activity, hub: hub, operators: settings.operators).register(into: edge)

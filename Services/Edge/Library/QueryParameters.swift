@@ -20,6 +20,17 @@ enum QueryParameter: Sendable {
         }
     }
 
+    /// The same kind of parameter under another name.
+    func named(_ name: String) -> QueryParameter {
+        switch self {
+        case .string: .string(name)
+        case .number: .number(name)
+        case .integer: .integer(name)
+        case .bool: .bool(name)
+        case .list: .list(name)
+        }
+    }
+
     /// Reads the parameters that are present into a body; a malformed one, or one
     /// given twice, is `invalid_argument` naming it, with the message the service would give.
     static func body(_ parameters: [QueryParameter], from uri: URI, renaming: [String: String] = [:]) throws -> JSONObject {

@@ -28,12 +28,13 @@ struct EdgeReply: Sendable {
     }
 }
 
-/// What a passed route sees of its request: the head, its URI and the path's
-/// parameters (`{id}` in the pattern).
+/// What a passed route sees of its request: the head, its URI, the path's
+/// parameters (`{id}` in the pattern) and, for a route that reads one, its JSON body.
 struct PassRequest: Sendable {
     let head: HTTPRequest
     let uri: URI
     let parameters: [String: String]
+    var json: JSONObject?
 
     var headers: HTTPFields { head.headerFields }
 
@@ -46,15 +47,17 @@ struct PassRequest: Sendable {
 
 /// A route answered by one call to one op, its reply passed on: declared once, with
 /// how a request becomes the op's body (`body`) and how the reply becomes the answer
-/// (`reply`). Both are synchronous, so the edge serves these routes on the
-/// connection's event loop (`PassingHandler`), below Hummingbird: a request costs no
-/// task and no thread hand-over but the service call's own. The hot routes (search,
-/// a post) are passed; routes that read a body or make more than one call stay
-/// Hummingbird's.
+/// (`reply`). Both are synchronous, so the edge serves a route that reads no body on
+/// the connection's event loop (`PassingHandler`), below Hummingbird: a request costs
+/// no task and no thread hand-over but the service call's own. One that reads a JSON
+/// body is served by Hummingbird, which reads the body (`EdgeRoutes.answer`); routes
+/// that make more than one call, or read bytes, are handlers of their own.
 struct PassRoute: Sendable {
     let method: HTTPRequest.Method
     let pattern: String
     let op: String
+    /// The most bytes of JSON body it reads; nil for a route that reads none.
+    let bodyLimit: Int?
     let body: @Sendable (PassRequest) throws -> JSONObject
     let reply: @Sendable (PassRequest, AsyncServiceClient.RawReply) throws -> EdgeReply
     /// The service the op belongs to.
@@ -62,15 +65,22 @@ struct PassRoute: Sendable {
     /// The pattern's segments, `{name}` for a parameter.
     private let segments: [Substring]
 
-    init(method: HTTPRequest.Method, pattern: String, op: String, body: @escaping @Sendable (PassRequest) throws -> JSONObject,
+    init(method: HTTPRequest.Method, pattern: String, op: String, bodyLimit: Int? = nil,
+         body: @escaping @Sendable (PassRequest) throws -> JSONObject,
          reply: @escaping @Sendable (PassRequest, AsyncServiceClient.RawReply) throws -> EdgeReply) {
         self.method = method
         self.pattern = pattern
         self.op = op
+        self.bodyLimit = bodyLimit
         self.body = body
         self.reply = reply
         service = String(op.prefix { $0 != "." })
         segments = pattern.split(separator: "/")
+    }
+
+    /// The names of the path's parameters.
+    var parameterNames: [String] {
+        segments.filter { $0.first == "{" && $0.last == "}" }.map { String($0.dropFirst().dropLast()) }
     }
 
     /// The path's parameters when `method` and `path` are this route's. Matched as
