@@ -120,7 +120,7 @@ struct BackupTests {
 
         // Auth, the last service asked, does not answer: what the others copied is taken away again.
         let authPid = try #require(CrashTests.child(named: "auth-service", of: stack.up.process.processIdentifier))
-        kill(authPid, SIGSTOP)
+        #expect(FreezeTests.stop(authPid))
         defer { kill(authPid, SIGCONT) }
         let fresh = FileManager.default.temporaryDirectory.appendingPathComponent("hb-fresh-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: fresh) }

@@ -286,7 +286,7 @@ struct EdgeHTTPTests {
         let client = stack.client.signed(try stack.anonymous().accessToken)
         #expect(try client.get("/v1/conversations").status == 200)
         let chat = try #require(CrashTests.child(named: "chat-service", of: stack.up.process.processIdentifier))
-        kill(chat, SIGSTOP)
+        #expect(FreezeTests.stop(chat))
         defer { kill(chat, SIGCONT) }
         let down = try client.get("/v1/conversations")
         #expect(down.status == 503 && down.problemCode == "unavailable" && down.header("Retry-After") != nil, "\(down)")

@@ -26,10 +26,7 @@ struct FreezeTests {
         defer { client.close() }
         #expect(try client.call(AuthAPI.health, Empty()).status == "ok")
 
-        kill(auth.process.processIdentifier, SIGSTOP)
-        // The signal is delivered asynchronously; wait until the kernel reports the process stopped.
-        for _ in 0..<100 where !Self.isStopped(auth.process.processIdentifier) { usleep(10_000) }
-        #expect(Self.isStopped(auth.process.processIdentifier))
+        #expect(Self.stop(auth.process.processIdentifier))
         let started = Date()
         do {
             _ = try client.call(AuthAPI.health, Empty())
@@ -49,6 +46,15 @@ struct FreezeTests {
     }
 
     /// State `T` in /proc/<pid>/stat: stopped by a signal.
+    /// Stops `pid` (SIGSTOP), returning once the kernel reports it stopped (within a
+    /// second): the signal is delivered asynchronously, and a request sent at once may
+    /// still be answered.
+    static func stop(_ pid: Int32) -> Bool {
+        kill(pid, SIGSTOP)
+        for _ in 0..<100 where !isStopped(pid) { usleep(10_000) }
+        return isStopped(pid)
+    }
+
     private static func isStopped(_ pid: Int32) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return false }

@@ -147,7 +147,7 @@ struct ReplicaTests {
         // A replica that hangs (SIGSTOP: it neither answers nor exits, so nothing restarts
         // it): the edge's probe leaves it out, searches go on, and its watch moves.
         let hanging = try #require(Self.pid(of: "geo-1", in: stack.up.logText))
-        kill(hanging, SIGSTOP)
+        #expect(FreezeTests.stop(hanging))
         try teapotSeenByBoth("Teapot while geo-1 hangs")
         try searched(atLeast: 100, "searches while geo-1 hangs")
         kill(hanging, SIGCONT)
