@@ -79,6 +79,7 @@ let package = Package(
         ),
         .target(
             name: "Imaging",
+            dependencies: ["Wire"],
             path: "Shared/Imaging",
             swiftSettings: swiftSettings
         ),
@@ -105,7 +106,7 @@ let package = Package(
         .target(
             name: "ServiceKit",
             dependencies: [
-                "ZeroMQ", "Wire", "Contracts", "ServiceClient", "Imaging",
+                "ZeroMQ", "Wire", "Contracts", "ServiceClient",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -128,7 +129,7 @@ let package = Package(
         .target(
             name: "Auth",
             dependencies: [
-                "ServiceKit", "Contracts", "Wire",
+                "ServiceKit", "Contracts", "Wire", "Imaging",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -152,7 +153,7 @@ let package = Package(
         .target(
             name: "Catalogue",
             dependencies: [
-                "ServiceKit", "Contracts", "Wire", "OpeningHours",
+                "ServiceKit", "Contracts", "Wire", "OpeningHours", "Imaging",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

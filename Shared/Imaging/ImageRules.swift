@@ -1,5 +1,4 @@
 import Foundation
-import Imaging
 import Wire
 
 /// The protocol's rules for images (avatars and post images), as errors.

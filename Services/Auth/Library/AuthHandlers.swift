@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import GRDB
+import Imaging
 import Logging
 import ServiceKit
 import Wire
