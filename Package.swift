@@ -104,9 +104,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "ServiceKit",
+            name: "ServiceCore",
             dependencies: [
                 "ZeroMQ", "Wire", "Contracts", "ServiceClient",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            path: "Shared/ServiceCore",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ServiceKit",
+            dependencies: [
+                "ZeroMQ", "Wire", "Contracts", "ServiceClient", "ServiceCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -263,7 +274,7 @@ let package = Package(
         .target(
             name: "Edge",
             dependencies: [
-                "ServiceClient", "StackClient", "ServiceKit", "Contracts", "Wire", "ZeroMQ", "Imaging",
+                "ServiceClient", "StackClient", "ServiceCore", "Contracts", "Wire", "ZeroMQ", "Imaging",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -286,7 +297,7 @@ let package = Package(
         .executableTarget(
             name: "EdgeServiceMain",
             dependencies: [
-                "Edge", "ServiceKit",
+                "Edge", "ServiceCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

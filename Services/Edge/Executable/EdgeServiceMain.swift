@@ -2,7 +2,7 @@ import ArgumentParser
 import Edge
 import Foundation
 import Logging
-import ServiceKit
+import ServiceCore
 
 @main
 struct EdgeServiceCommand: AsyncParsableCommand {

@@ -8,7 +8,7 @@ import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import NIOWebSocket
-import ServiceKit
+import ServiceCore
 
 /// The edge's connections: HTTP/1.1 served by Hummingbird, and the upgrade of
 /// `GET /v1/events` to the events WebSocket, served by channel handlers

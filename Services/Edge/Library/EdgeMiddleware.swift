@@ -4,7 +4,7 @@ import Hummingbird
 import Logging
 import Synchronization
 import NIOCore
-import ServiceKit
+import ServiceCore
 import Wire
 
 /// Whatever a route or the router throws becomes a problem reply (RFC 9457): the

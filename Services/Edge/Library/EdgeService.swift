@@ -10,7 +10,7 @@ import NIOCore
 import NIOWebSocket
 import Prometheus
 import ServiceClient
-import ServiceKit
+import ServiceCore
 import ServiceLifecycle
 import Wire
 

@@ -2,7 +2,7 @@ import Contracts
 import Foundation
 import Logging
 import ServiceClient
-import ServiceKit
+import ServiceCore
 import Wire
 import ZeroMQ
 

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOWebSocket
-import ServiceKit
+import ServiceCore
 import Wire
 
 /// A user a token signed in, with the token: a socket's watches call geo with it.

@@ -1,5 +1,5 @@
 import HTTPTypes
-import ServiceKit
+import ServiceCore
 import Wire
 
 /// Whether a `GET /v1/events` upgrade may open a socket: while the edge holds fewer

@@ -6,7 +6,7 @@ import HummingbirdCore
 import Logging
 import Metrics
 import NIOCore
-import ServiceKit
+import ServiceCore
 import Synchronization
 import Wire
 
