@@ -62,6 +62,7 @@ struct SpecTests {
         #expect(documented.subtracting(served) == ["POST /v1/me/passwords"])
     }
 
+    /// (`Docs/openapi.yaml` is a link to the edge's resource: one file.)
     @Test("the edge serves the same document it was built with")
     func bundled() throws {
         let bundled = try #require(EdgeService.openAPIDocument)
