@@ -18,11 +18,6 @@ public enum ChatAPI {
     public static let messageTopicPrefix = "chat.message/"
 }
 
-public enum ChatRules {
-    public static let text = 1...4_000
-    public static let messagesDefaultLimit = 50
-}
-
 public struct ChatMessage: Codable, Sendable, Equatable {
     public var id: String
     public var conversationId: String

@@ -13,12 +13,6 @@ public enum FavouritesAPI {
     public static let health = HealthAPI.health(service)
 }
 
-public enum FavouriteRules {
-    /// A user keeps at most this many; one more is `too_large`.
-    public static let maxPerUser = 10_000
-    public static let maxContains = 200
-}
-
 public struct FavouriteRequest: ValidatedBody, Equatable {
     public var postId: String
     public init(postId: String) { self.postId = postId }

@@ -14,16 +14,6 @@ extension GeoAPI {
     public static let watchTopicPrefix = "geo.watch/"
 }
 
-extension GeoRules {
-    /// The longest lease a watch gets, and the one it gets when none is asked for:
-    /// a client that vanishes costs nothing for longer than this.
-    public static let watchLease = 600
-    /// Watches one user may hold at once.
-    public static let watchesPerUser = 50
-    /// Watches the service holds at once, unless `GEO_MAX_WATCHES` says otherwise.
-    public static let maxWatches = 200_000
-}
-
 /// `geo.watch.open`: exactly one of `search` (posts in a circle around a point or a
 /// place), `within` (posts in a box) — each the body of the one-shot op, without
 /// `cursor` or `at` (a watch is about now) — or `usersNear` (people, the body of
