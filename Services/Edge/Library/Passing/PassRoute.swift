@@ -80,24 +80,25 @@ struct PassRoute: Sendable {
 
     /// The names of the path's parameters.
     var parameterNames: [String] {
-        segments.filter { $0.first == "{" && $0.last == "}" }.map { String($0.dropFirst().dropLast()) }
+        segments.filter(Self.isParameter).map { String($0.dropFirst().dropLast()) }
     }
 
-    /// The path's parameters when `method` and `path` are this route's. Matched as
-    /// Hummingbird's router matches (empty segments skipped, a parameter as it is
-    /// sent, not percent-decoded), so a path means the same whichever serves it.
-    func match(_ method: HTTPRequest.Method, _ path: Substring) -> [String: String]? {
-        guard method == self.method else { return nil }
-        let given = path.split(separator: "/")
-        guard given.count == segments.count else { return nil }
+    /// The path's parameters when `method` and the path's segments (`path`, split at
+    /// `/` with empty segments skipped) are this route's. Matched as Hummingbird's
+    /// router matches, a parameter as it is sent (not percent-decoded), so a path
+    /// means the same whichever serves it.
+    func match(_ method: HTTPRequest.Method, _ path: [Substring]) -> [String: String]? {
+        guard method == self.method, path.count == segments.count else { return nil }
+        // The fixed segments first: they rule out most routes, with nothing made.
+        for (expected, segment) in zip(segments, path) where !Self.isParameter(expected) {
+            guard expected == segment else { return nil }
+        }
         var parameters: [String: String] = [:]
-        for (expected, segment) in zip(segments, given) {
-            if expected.first == "{", expected.last == "}" {
-                parameters[String(expected.dropFirst().dropLast())] = String(segment)
-            } else if expected != segment {
-                return nil
-            }
+        for (expected, segment) in zip(segments, path) where Self.isParameter(expected) {
+            parameters[String(expected.dropFirst().dropLast())] = String(segment)
         }
         return parameters
     }
+
+    private static func isParameter(_ segment: Substring) -> Bool { segment.first == "{" && segment.last == "}" }
 }

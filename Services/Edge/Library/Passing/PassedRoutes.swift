@@ -44,7 +44,7 @@ final class PassedRoutes: Sendable {
     /// other request (Hummingbird's), and for an upgrade (Hummingbird redirects it).
     func route(for head: HTTPRequest) -> (route: PassRoute, parameters: [String: String])? {
         guard let target = head.path, head.headerFields[.upgrade] == nil else { return nil }
-        let path = target.prefix { $0 != "?" && $0 != "#" }
+        let path = target.prefix { $0 != "?" && $0 != "#" }.split(separator: "/")
         for route in routes {
             if let parameters = route.match(head.method, path) { return (route, parameters) }
         }
