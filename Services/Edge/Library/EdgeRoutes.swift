@@ -5,7 +5,6 @@ import Hummingbird
 import HummingbirdCore
 import ServiceClient
 import StackClient
-import Synchronization
 import Wire
 
 /// Every route of the edge and the op it is (EDGE.md). A route that is one call is
@@ -165,51 +164,5 @@ extension Request {
     func parameter(_ name: String, _ context: EdgeContext) throws -> String {
         guard let value = context.parameters.get(name) else { throw Problem.badRequest("the path has no \(name)") }
         return value
-    }
-}
-
-/// The edge's router, the routes it passes on its event loops (`PassRoute`), and the
-/// table of both (for `Allow` and the spec check).
-struct EdgeRouter {
-    let router: Hummingbird.Router<EdgeContext>
-    let table: RouteTable
-    let backends: Backends
-    let passed = PassList()
-
-    func on(_ method: HTTPRequest.Method, _ path: String,
-                     _ handler: @escaping @Sendable (Request, EdgeContext) async throws -> Response) {
-        router.on(RouterPath(path), method: method, use: handler)
-        table.add(method, path)
-    }
-
-    /// A route of one call: on the event loops when it reads no body, else
-    /// Hummingbird's, which reads the body first.
-    func add(_ route: PassRoute) {
-        guard let limit = route.bodyLimit else {
-            passed.add(route)
-            table.add(route.method, route.pattern)
-            return
-        }
-        on(route.method, route.pattern) { [backends] request, context in
-            var request = request
-            let names = route.parameterNames
-            var passing = PassRequest(head: request.head, uri: request.uri, parameters: Dictionary(uniqueKeysWithValues: names.compactMap { name in
-                context.parameters.get(name).map { (name, $0) }
-            }))
-            passing.json = try await request.jsonObject(limit: limit)
-            let reply = try await backends.call(route.op, try route.body(passing), for: request, context: context)
-            return try route.reply(passing, reply).response
-        }
-    }
-}
-
-/// The passed routes as they are declared.
-final class PassList: Sendable {
-    private let added = Mutex<[PassRoute]>([])
-
-    var routes: [PassRoute] { added.withLock { $0 } }
-
-    func add(_ route: PassRoute) {
-        added.withLock { $0.append(route) }
     }
 }

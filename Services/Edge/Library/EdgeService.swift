@@ -49,29 +49,10 @@ public final class EdgeService {
                                     maxSocketsPerUser: settings.maxSocketsPerUser)
         limiter = settings.rateLimit.map(RateLimiter.init)
 
-        // Middleware first, outermost first: it wraps only the routes added after it.
-        let router = Hummingbird.Router(context: EdgeContext.self)
-        let table = RouteTable()
-        let activity = EdgeActivity()
-        router.add(middleware: ClientMiddleware(trustedProxies: settings.trustedProxies))
-        router.add(middleware: MetricsMiddleware())
-        router.add(middleware: ActivityMiddleware(activity: activity))
-        if !settings.corsOrigins.isEmpty {
-            router.add(middleware: CORS(origins: Set(settings.corsOrigins)))
-        }
-        router.add(middleware: ProblemMiddleware(routes: table, activity: activity))
-        if let limiter { router.add(middleware: RateLimitMiddleware(limiter: limiter)) }
-        let edge = EdgeRouter(router: router, table: table, backends: backends)
-        EdgeRoutes(backends: backends).register(into: edge)
-        Self.registerOwnRoutes(into: edge, health: health)
-        OperatorRoutes(backends: backends, quick: health, activity: activity, hub: hub, operators: settings.operators).register(into: edge)
-        ConsoleFiles(settings: settings).register(into: router)
-        routes = table
-        passed = PassedRoutes(routes: edge.passed.routes,
-                              settings: .init(trustedProxies: settings.trustedProxies, corsOrigins: Set(settings.corsOrigins),
-                                              limiter: limiter, serverName: Self.serverName),
-                              backends: backends, table: table, activity: activity, logger: logger)
-        self.router = router
+        let built = EdgeRouter.build(settings: settings, backends: backends, health: health, hub: hub, limiter: limiter, logger: logger)
+        router = built.router
+        routes = built.table
+        passed = built.passed
     }
 
     /// The `Server` of every answer.
@@ -90,7 +71,7 @@ public final class EdgeService {
 
     /// The edge's own endpoints: health, the OpenAPI document, and the answer to a
     /// `GET /v1/events` that did not upgrade. (`/metrics` has a listener of its own.)
-    private static func registerOwnRoutes(into routes: EdgeRouter, health: Backends) {
+    static func registerOwnRoutes(into routes: EdgeRouter, health: Backends) {
         routes.on(.get, "/health/live") { _, _ in
             EdgeRoutes.json(Data(#"{"status":"ok"}"#.utf8))
         }
