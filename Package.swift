@@ -356,7 +356,7 @@ let package = Package(
             name: "CatalogueTests",
             dependencies: [
                 "TestThreads", "Catalogue", "Auth", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
-                "OpeningHours", "Imaging",
+                "OpeningHours", "Imaging", "StackFixtures",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

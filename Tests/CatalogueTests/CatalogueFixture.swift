@@ -5,37 +5,26 @@ import Foundation
 import ServiceClient
 import ServiceKit
 import ServiceKitTesting
+import StackFixtures
 import Wire
 
 /// Auth and catalogue running in this process, each on its own endpoint, with
 /// catalogue following auth's feed and verifying auth's tokens.
 final class CatalogueFixture {
-    let stack: TestStack
-    let auth: AuthService
-    let catalogue: CatalogueService
-    let authClient: ServiceClient
-    let client: ServiceClient
+    /// Auth and catalogue in this process (`Upstream`, which the followers' tests use too).
+    let upstream: Upstream
     private var counter = 0
+
+    var stack: TestStack { upstream.stack }
+    var auth: AuthService { upstream.auth }
+    var catalogue: CatalogueService { upstream.catalogue }
+    var authClient: ServiceClient { upstream.authClient }
+    var client: ServiceClient { upstream.catalogueClient }
 
     /// `environment` adds to catalogue's settings.
     init(rateLimit: String = "0", environment extra: [String: String] = [:]) throws {
-        stack = try TestStack()
-        var options = AuthService.Options(hashWorkers: 1)
-        options.scrypt = ScryptParameters(logN: 10, r: 8, p: 1)
-        auth = try AuthService(settings: try stack.settings(for: "auth"), options: options, logger: TestStack.logger("auth"))
-        try stack.start(auth)
-        var environment = stack.environment
-        environment["HEREABOUTS_RATE_LIMIT"] = rateLimit
-        environment.merge(extra) { $1 }
-        catalogue = try CatalogueService(settings: try ServiceSettings(service: "catalogue", overrides: .init(workers: 2),
-                                                                       environment: environment),
-                                         logger: TestStack.logger("catalogue"))
-        try stack.start(catalogue)
-        authClient = stack.client("auth", timeout: 20)
-        client = stack.client("catalogue", timeout: 20)
+        upstream = try Upstream(rateLimit: rateLimit, environment: extra)
     }
-
-    deinit { stack.stop() }
 
     /// A registered user's access token and id.
     func user(_ name: String? = nil) throws -> (token: String, id: String) {
@@ -45,10 +34,7 @@ final class CatalogueFixture {
         return (session.accessToken, session.user.id)
     }
 
-    func anonymous() throws -> (token: String, id: String) {
-        let session = try authClient.call(AuthAPI.anonymous, Empty())
-        return (session.accessToken, session.user.id)
-    }
+    func anonymous() throws -> (token: String, id: String) { try upstream.anonymous() }
 
     /// Waits until catalogue has applied everything in auth's feed.
     func catchUpWithAuth() throws {
@@ -60,9 +46,7 @@ final class CatalogueFixture {
         throw ServiceError(code: .unavailable, message: "catalogue did not catch up with auth")
     }
 
-    func create(_ draft: PostDraft, token: String) throws -> Post {
-        try client.call(CatalogueAPI.create, CreatePostRequest(draft), token: token).post
-    }
+    func create(_ draft: PostDraft, token: String) throws -> Post { try upstream.create(draft, token: token) }
 
     /// Calls an op and returns the error it fails with (nil when it succeeds).
     func failure<Request, Response>(_ op: Op<Request, Response>, _ body: Request, token: String? = nil,

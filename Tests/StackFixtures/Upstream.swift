@@ -19,13 +19,16 @@ public final class Upstream {
 
     public static let password = "correct horse battery"
 
-    public init() throws {
+    /// `rateLimit` is catalogue's (`HEREABOUTS_RATE_LIMIT`, none by default); `environment`
+    /// adds to catalogue's settings.
+    public init(rateLimit: String = "0", environment extra: [String: String] = [:]) throws {
         stack = try TestStack()
         auth = try AuthService(settings: try stack.settings(for: "auth"), options: .cheapHashingForTests,
                                logger: TestStack.logger("auth"))
         try stack.start(auth)
         var environment = stack.environment
-        environment["HEREABOUTS_RATE_LIMIT"] = "0"
+        environment["HEREABOUTS_RATE_LIMIT"] = rateLimit
+        environment.merge(extra) { $1 }
         catalogue = try CatalogueService(settings: try ServiceSettings(service: "catalogue", overrides: .init(workers: 2),
                                                                        environment: environment),
                                          logger: TestStack.logger("catalogue"))
