@@ -79,8 +79,11 @@ struct PassRoute: Sendable {
     }
 
     /// The names of the path's parameters.
-    var parameterNames: [String] {
-        segments.filter(Self.isParameter).map { String($0.dropFirst().dropLast()) }
+    var parameterNames: [String] { Self.parameterNames(in: pattern) }
+
+    /// The names of the parameters (`{name}`) of a path pattern.
+    static func parameterNames(in pattern: String) -> [String] {
+        pattern.split(separator: "/").filter(isParameter).map { String($0.dropFirst().dropLast()) }
     }
 
     /// The path's parameters when `method` and the path's segments (`path`, split at
