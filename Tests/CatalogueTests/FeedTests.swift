@@ -26,7 +26,7 @@ struct FeedTests {
                 let post = try catalogue.create(.sample("Post \(changes)"), token: owners[owner].token)
                 live[post.id] = (owner, post)
             } else if roll < 7, let (id, entry) = live.randomElement(using: &generator) {
-                let post = try catalogue.client.call(CatalogueAPI.update, UpdatePostRequest(id: id, title: .set("Edit \(changes)")),
+                let post = try catalogue.client.call(CatalogueAPI.update, UpdatePostRequest(id: id, changes: ["title": .string("Edit \(changes)")]),
                                                      token: owners[entry.owner].token).post
                 live[id] = (entry.owner, post)
             } else if roll < 8, let (id, _) = live.randomElement(using: &generator) {

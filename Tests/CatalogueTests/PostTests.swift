@@ -84,27 +84,28 @@ struct PostTests {
         let post = try catalogue.create(.sample(), token: owner.token)
 
         let edited = try catalogue.client.call(CatalogueAPI.update, UpdatePostRequest(
-            id: post.id, ifVersion: 1, title: .set("Rijksmuseum Amsterdam"), tags: .set(["art"]),
-            hours: .set("Tu-Su 09:00-17:00"), timezone: .set("Europe/Amsterdam")), token: owner.token).post
+            id: post.id, ifVersion: 1,
+            changes: ["title": "Rijksmuseum Amsterdam", "tags": ["art"], "hours": "Tu-Su 09:00-17:00", "timezone": "Europe/Amsterdam"]),
+            token: owner.token).post
         #expect(edited.version == 2)
         #expect(edited.title == "Rijksmuseum Amsterdam")
         #expect(edited.text == post.text)
         #expect(edited.createdAt == post.createdAt)
 
-        let stale = catalogue.failure(CatalogueAPI.update, UpdatePostRequest(id: post.id, ifVersion: 1, title: .set("Old")),
+        let stale = catalogue.failure(CatalogueAPI.update, UpdatePostRequest(id: post.id, ifVersion: 1, changes: ["title": "Old"]),
                                       token: owner.token)
         #expect(stale?.code == .conflict)
-        #expect(catalogue.failure(CatalogueAPI.update, UpdatePostRequest(id: post.id, title: .set("Mine")), token: other.token)?.code == .permissionDenied)
-        #expect(catalogue.failure(CatalogueAPI.update, UpdatePostRequest(id: "nope", title: .set("x")), token: owner.token)?.code == .notFound)
+        #expect(catalogue.failure(CatalogueAPI.update, UpdatePostRequest(id: post.id, changes: ["title": "Mine"]), token: other.token)?.code == .permissionDenied)
+        #expect(catalogue.failure(CatalogueAPI.update, UpdatePostRequest(id: "nope", changes: ["title": "x"]), token: owner.token)?.code == .notFound)
         // Clearing the time zone while hours remain breaks the rule.
-        #expect(catalogue.failure(CatalogueAPI.update, UpdatePostRequest(id: post.id, timezone: .cleared), token: owner.token)?.summary == "invalid_argument timezone")
-        #expect(catalogue.failure(CatalogueAPI.update, UpdatePostRequest(id: post.id, title: .cleared), token: owner.token)?.summary == "invalid_argument title")
+        #expect(catalogue.failure(CatalogueAPI.update, UpdatePostRequest(id: post.id, changes: ["timezone": nil]), token: owner.token)?.summary == "invalid_argument timezone")
+        #expect(catalogue.failure(CatalogueAPI.update, UpdatePostRequest(id: post.id, changes: ["title": nil]), token: owner.token)?.summary == "invalid_argument title")
 
-        let cleared = try catalogue.client.call(CatalogueAPI.update, UpdatePostRequest(id: post.id, tags: .cleared, hours: .cleared),
+        let cleared = try catalogue.client.call(CatalogueAPI.update, UpdatePostRequest(id: post.id, changes: ["tags": nil, "hours": nil]),
                                                 token: owner.token).post
         #expect(cleared.tags.isEmpty && cleared.hours == nil && cleared.version == 3)
         // An update that changes nothing makes no new version.
-        let same = try catalogue.client.call(CatalogueAPI.update, UpdatePostRequest(id: post.id, title: .set(cleared.title)),
+        let same = try catalogue.client.call(CatalogueAPI.update, UpdatePostRequest(id: post.id, changes: ["title": .string(cleared.title)]),
                                              token: owner.token).post
         #expect(same.version == 3)
     }

@@ -98,7 +98,7 @@ struct SpecTests {
             "Hit": Hit(id: "p1", distance: nil, kind: "sight", title: "Dom", lat: 52, lon: 5, tags: [], ref: nil, ownerId: "u1",
                        openStatus: nil, rating: rating),
             "Rating": rating,
-            "Post": Post(id: "p1", ownerId: "u1", kind: "sight", title: "Dom", text: "", lat: 52, lon: 5, createdAt: now,
+            "Post": Post(id: "p1", ownerId: "u1", draft: PostDraft(kind: "sight", title: "Dom", lat: 52, lon: 5), createdAt: now,
                          updatedAt: now),
             "Trip": Trip(id: "t1", ownerId: "u1", title: "Utrecht", city: "Utrecht", countryCode: "NL", lat: nil, lon: nil,
                          start: nil, end: nil, createdAt: now),

@@ -117,11 +117,11 @@ struct FenceTests {
         try geo.catchUp()
         let update = FenceUpdateRequest(lat: 10, lon: 10)
         #expect(try geo.client.call(GeoAPI.fencesUpdate, update, token: walker.token).entered == [post.id])
-        _ = try geo.catalogueClient.call(CatalogueAPI.update, UpdatePostRequest(id: post.id, notifyRadius: .cleared), token: guide.token)
+        _ = try geo.catalogueClient.call(CatalogueAPI.update, UpdatePostRequest(id: post.id, changes: ["notifyRadius": nil]), token: guide.token)
         try geo.catchUp()
         #expect(try geo.client.call(GeoAPI.fencesUpdate, update, token: walker.token) == FenceUpdateReply(entered: [], exited: [], inside: []))
         #expect(try geo.client.call(GeoAPI.fencesPlan, FencePlanRequest(lat: 10, lon: 10)).regions.isEmpty)
-        _ = try geo.catalogueClient.call(CatalogueAPI.update, UpdatePostRequest(id: post.id, notifyRadius: .set(2_000)), token: guide.token)
+        _ = try geo.catalogueClient.call(CatalogueAPI.update, UpdatePostRequest(id: post.id, changes: ["notifyRadius": 2_000]), token: guide.token)
         try geo.catchUp()
         #expect(try geo.client.call(GeoAPI.fencesUpdate, update, token: walker.token).entered == [post.id])
         #expect(try geo.client.call(GeoAPI.fencesPlan, FencePlanRequest(lat: 10, lon: 10)).regions

@@ -60,7 +60,7 @@ struct GeoServiceTests {
         #expect(try search(nil, radius: 50_000, tags: ["VEGAN"]).hits.map(\.id) == [bar.id])
         #expect(try search(nil, radius: 50_000, tags: ["vegan", "halal"]).hits.isEmpty)
 
-        _ = try geo.catalogueClient.call(CatalogueAPI.update, UpdatePostRequest(id: tower.id, title: .set("Domtoren")), token: owner.token)
+        _ = try geo.catalogueClient.call(CatalogueAPI.update, UpdatePostRequest(id: tower.id, changes: ["title": "Domtoren"]), token: owner.token)
         _ = try geo.catalogueClient.call(CatalogueAPI.rate, SetRatingRequest(postId: bar.id, stars: 4), token: rater.token)
         _ = try geo.catalogueClient.call(CatalogueAPI.delete, IDRequest(id: palace.id), token: owner.token)
         try geo.catchUp()
@@ -119,7 +119,7 @@ struct GeoServiceTests {
             _ = try geo.catalogueClient.call(CatalogueAPI.delete, IDRequest(id: post.id), token: owner.token)
         }
         for post in some.suffix(15) {
-            _ = try geo.catalogueClient.call(CatalogueAPI.update, UpdatePostRequest(id: post.id, title: .set("moved"), lat: .set(-post.lat)),
+            _ = try geo.catalogueClient.call(CatalogueAPI.update, UpdatePostRequest(id: post.id, changes: ["title": "moved", "lat": .number(.double(-post.lat))]),
                                              token: owner.token)
         }
         try geo.catchUp()

@@ -28,8 +28,9 @@ struct IndexPropertyTests {
         if lon < -180 { lon += 360 }
         if n % 17 == 0 { lat = 52.09; lon = 5.12 }  // exact duplicates: ties by id
         let title = (0..<Int.random(in: 1...3, using: &random)).map { _ in words.randomElement(using: &random)! }.joined(separator: " ")
-        return IndexedPost(id: "p\(String(n, radix: 36))", ownerId: "owner\(n % 3)", kind: kinds[n % kinds.count], title: title,
-                           text: n % 5 == 0 ? "Great Pizza here" : "", lat: lat, lon: lon, tags: n % 4 == 0 ? ["Vegan"] : [],
+        let draft = PostDraft(kind: kinds[n % kinds.count], title: title, text: n % 5 == 0 ? "Great Pizza here" : "", lat: lat, lon: lon,
+                              tags: n % 4 == 0 ? ["Vegan"] : [])
+        return IndexedPost(id: "p\(String(n, radix: 36))", ownerId: "owner\(n % 3)", draft: draft,
                            rating: n % 3 == 0 ? Rating(average: Double(n % 5) + 1, count: 1) : Rating(average: nil, count: 0),
                            createdAt: Date(timeIntervalSince1970: Double(1_700_000_000 + n % 50)))
     }
@@ -212,8 +213,8 @@ struct IndexPropertyTests {
         let count = 70_000
         index.load(expectedCount: count) { add in
             for n in 0..<count {
-                add(IndexedPost(id: "k\(n)", ownerId: "owner", kind: kind(n), title: "stall", text: "", lat: 52.09, lon: 5.12, tags: [],
-                                rating: Rating(average: nil, count: 0), createdAt: Date(timeIntervalSince1970: 1_700_000_000)))
+                add(IndexedPost(id: "k\(n)", ownerId: "owner", draft: PostDraft(kind: kind(n), title: "stall", lat: 52.09, lon: 5.12),
+                                createdAt: Date(timeIntervalSince1970: 1_700_000_000)))
             }
         }
         for n in [0, 65_535, 65_536, 69_999] {

@@ -86,9 +86,10 @@ struct IndexSnapshotFileTests {
     private func index(posts: Int) -> PostIndex {
         let index = PostIndex()
         index.apply((0..<posts).map { number in
-            .upsert(IndexedPost(id: "post-\(number)", ownerId: "owner-\(number % 7)", kind: ["offer", "sight"][number % 2],
-                                title: "Item \(number) café", text: "words \(number)", lat: Double(number % 80), lon: Double(number % 170),
-                                tags: number % 3 == 0 ? ["Vegan"] : [], createdAt: Date(timeIntervalSince1970: Double(number))))
+            .upsert(IndexedPost(id: "post-\(number)", ownerId: "owner-\(number % 7)",
+                                draft: PostDraft(kind: ["offer", "sight"][number % 2], title: "Item \(number) café", text: "words \(number)",
+                                                 lat: Double(number % 80), lon: Double(number % 170), tags: number % 3 == 0 ? ["Vegan"] : []),
+                                createdAt: Date(timeIntervalSince1970: Double(number))))
         })
         return index
     }

@@ -64,13 +64,13 @@ struct WatchSocketTests {
         #expect(entered.type == .entered && entered.watchId == id && entered.seq == 1 && entered.hit?.id == bike.id)
         #expect(entered.hit?.distance.map { $0 > 100 && $0 < 300 } == true)
 
-        _ = try geo.catalogueClient.call(CatalogueAPI.update, UpdatePostRequest(id: bike.id, title: .set("City bike, blue")),
+        _ = try geo.catalogueClient.call(CatalogueAPI.update, UpdatePostRequest(id: bike.id, changes: ["title": "City bike, blue"]),
                                          token: seller.token)
         let changed = try events.next()
         #expect(changed.type == .changed && changed.seq == 2 && changed.hit?.title == "City bike, blue")
-        _ = try geo.catalogueClient.call(CatalogueAPI.update, UpdatePostRequest(id: bike.id, text: .set("barely used")),
+        _ = try geo.catalogueClient.call(CatalogueAPI.update, UpdatePostRequest(id: bike.id, changes: ["text": "barely used"]),
                                          token: seller.token)  // the hit shows no text: nothing to tell
-        _ = try geo.catalogueClient.call(CatalogueAPI.update, UpdatePostRequest(id: bike.id, lat: .set(52.2)), token: seller.token)
+        _ = try geo.catalogueClient.call(CatalogueAPI.update, UpdatePostRequest(id: bike.id, changes: ["lat": 52.2]), token: seller.token)
         let left = try events.next()
         #expect(left.type == .left && left.seq == 3 && left.postId == bike.id && left.hit == nil)
         _ = try geo.catalogueClient.call(CatalogueAPI.delete, IDRequest(id: old.id), token: seller.token)

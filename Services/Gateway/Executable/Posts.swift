@@ -131,15 +131,15 @@ struct PostEdit: GatewayCommand {
 
     func execute(_ gateway: Gateway) throws {
         var request = UpdatePostRequest(id: id)
-        if let title { request.title = .set(title) }
-        if let text { request.text = .set(text) }
-        if let category { request.category = .set(category) }
-        if let tags { request.tags = .set(tags.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
-        if let price { request.price = .set(try parsePrice(price)) }
-        if let hours { request.hours = .set(hours) }
-        if clearHours { request.hours = .cleared }
-        if let notifyRadius { request.notifyRadius = .set(notifyRadius) }
-        if clearNotifyRadius { request.notifyRadius = .cleared }
+        if let title { try request.set(.title, to: title) }
+        if let text { try request.set(.text, to: text) }
+        if let category { try request.set(.category, to: category) }
+        if let tags { try request.set(.tags, to: tags.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
+        if let price { try request.set(.price, to: try parsePrice(price)) }
+        if let hours { try request.set(.hours, to: hours) }
+        if clearHours { try request.set(.hours, to: String?.none) }
+        if let notifyRadius { try request.set(.notifyRadius, to: notifyRadius) }
+        if clearNotifyRadius { try request.set(.notifyRadius, to: Double?.none) }
         let post = try gateway.call(CatalogueAPI.update, request, token: .required).post
         if options.json { return try Output.json(PostReply(post: post)) }
         print("Updated \(post.id) (version \(post.version))")

@@ -114,11 +114,12 @@ struct GeoStore: Sendable {
                 """)
             while let row = try rows.next() {
                 let tags: String = row[8]
-                try body(IndexedPost(
-                    id: row[0], ownerId: row[1], kind: row[2], title: row[3], text: row[4], lat: row[5], lon: row[6],
-                    category: row[7], tags: tags.isEmpty ? [] : tags.split(separator: Self.tagSeparator).map(String.init),
-                    ref: row[9], hours: row[10], timezone: row[11], notifyRadius: row[12],
-                    rating: Rating(average: row[13], count: row[14]), createdAt: Date(timeIntervalSince1970: row[15])))
+                let draft = PostDraft(
+                    kind: row[2], title: row[3], text: row[4], lat: row[5], lon: row[6], category: row[7],
+                    tags: tags.isEmpty ? [] : tags.split(separator: Self.tagSeparator).map(String.init),
+                    hours: row[10], timezone: row[11], notifyRadius: row[12], ref: row[9])
+                try body(IndexedPost(id: row[0], ownerId: row[1], draft: draft, rating: Rating(average: row[13], count: row[14]),
+                                     createdAt: Date(timeIntervalSince1970: row[15])))
             }
         }
     }

@@ -2,47 +2,33 @@ import Contracts
 import Foundation
 
 /// What geo keeps of a post: the fields of a hit, what its words come from, and
-/// what fences and opening hours need. Stored in geo's file, one row each.
+/// what fences and opening hours need. Stored in geo's file, one row each. The
+/// owner's fields are the post's draft, read through the indexed post itself
+/// (`post.title`); geo keeps no `price` or `place`, so those are always nil.
+@dynamicMemberLookup
 struct IndexedPost: Sendable, Equatable {
     var id: String
     var ownerId: String
-    var kind: String
-    var title: String
-    var text: String
-    var lat: Double
-    var lon: Double
-    var category: String?
-    var tags: [String]
-    var ref: String?
-    var hours: String?
-    var timezone: String?
-    var notifyRadius: Double?
+    var draft: PostDraft
     var rating: Rating
     var createdAt: Date
 
-    init(id: String, ownerId: String, kind: String, title: String, text: String, lat: Double, lon: Double,
-         category: String? = nil, tags: [String] = [], ref: String? = nil, hours: String? = nil, timezone: String? = nil,
-         notifyRadius: Double? = nil, rating: Rating = Rating(average: nil, count: 0), createdAt: Date) {
+    init(id: String, ownerId: String, draft: PostDraft, rating: Rating = Rating(average: nil, count: 0), createdAt: Date) {
         self.id = id
         self.ownerId = ownerId
-        self.kind = kind
-        self.title = title
-        self.text = text
-        self.lat = lat
-        self.lon = lon
-        self.category = category
-        self.tags = tags
-        self.ref = ref
-        self.hours = hours
-        self.timezone = timezone
-        self.notifyRadius = notifyRadius
+        self.draft = draft
+        self.draft.price = nil
+        self.draft.place = nil
         self.rating = rating
         self.createdAt = createdAt
     }
 
     init(_ post: Post) {
-        self.init(id: post.id, ownerId: post.ownerId, kind: post.kind, title: post.title, text: post.text, lat: post.lat,
-                  lon: post.lon, category: post.category, tags: post.tags, ref: post.ref, hours: post.hours,
-                  timezone: post.timezone, notifyRadius: post.notifyRadius, rating: post.rating, createdAt: post.createdAt)
+        self.init(id: post.id, ownerId: post.ownerId, draft: post.draft, rating: post.rating, createdAt: post.createdAt)
+    }
+
+    subscript<Value>(dynamicMember field: WritableKeyPath<PostDraft, Value>) -> Value {
+        get { draft[keyPath: field] }
+        set { draft[keyPath: field] = newValue }
     }
 }

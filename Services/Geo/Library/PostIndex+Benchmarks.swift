@@ -12,8 +12,8 @@ public final class SearchPath: Sendable {
         let created = Date(timeIntervalSince1970: 1_700_000_000)
         index.load(expectedCount: posts.count) { add in
             for post in posts {
-                add(IndexedPost(id: post.ref, ownerId: "owner", kind: post.kind, title: post.title, text: "",
-                                lat: post.lat, lon: post.lon, ref: post.ref, createdAt: created))
+                let draft = PostDraft(kind: post.kind, title: post.title, lat: post.lat, lon: post.lon, ref: post.ref)
+                add(IndexedPost(id: post.ref, ownerId: "owner", draft: draft, createdAt: created))
             }
         }
     }

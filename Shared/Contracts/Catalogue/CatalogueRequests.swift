@@ -3,117 +3,72 @@ import Wire
 
 /// `catalogue.posts.update`: the post's id, any field of a draft, and optionally
 /// the version the change was made against. An absent field is unchanged; `null`
-/// clears an optional one (`tags: null` empties the list).
+/// clears an optional one (`tags: null` empties the list). The fields are the
+/// draft's own: a change is laid over the post's draft as JSON and read back as a
+/// draft, so a field added to `PostDraft` can be updated with nothing added here.
 public struct UpdatePostRequest: ValidatedBody, Equatable {
     public var id: String
     public var ifVersion: Int?
-    public var kind: Patch<String>
-    public var title: Patch<String>
-    public var text: Patch<String>
-    public var lat: Patch<Double>
-    public var lon: Patch<Double>
-    public var category: Patch<String>
-    public var tags: Patch<[String]>
-    public var price: Patch<Price>
-    public var hours: Patch<String>
-    public var timezone: Patch<String>
-    public var place: Patch<PostPlace>
-    public var notifyRadius: Patch<Double>
-    public var ref: Patch<String>
+    /// The draft's fields that change, by their JSON names: a value sets one,
+    /// `null` clears it.
+    public private(set) var changes: JSONObject
 
-    public init(id: String, ifVersion: Int? = nil, kind: Patch<String> = .unchanged, title: Patch<String> = .unchanged,
-                text: Patch<String> = .unchanged, lat: Patch<Double> = .unchanged, lon: Patch<Double> = .unchanged,
-                category: Patch<String> = .unchanged, tags: Patch<[String]> = .unchanged, price: Patch<Price> = .unchanged,
-                hours: Patch<String> = .unchanged, timezone: Patch<String> = .unchanged, place: Patch<PostPlace> = .unchanged,
-                notifyRadius: Patch<Double> = .unchanged, ref: Patch<String> = .unchanged) {
+    public init(id: String, ifVersion: Int? = nil, changes: JSONObject = [:]) {
         self.id = id
         self.ifVersion = ifVersion
-        self.kind = kind
-        self.title = title
-        self.text = text
-        self.lat = lat
-        self.lon = lon
-        self.category = category
-        self.tags = tags
-        self.price = price
-        self.hours = hours
-        self.timezone = timezone
-        self.place = place
-        self.notifyRadius = notifyRadius
-        self.ref = ref
+        self.changes = JSONObject(changes.filter { PostDraft.Field(stringValue: $0.key) != nil })
     }
 
-    enum CodingKeys: String, CodingKey {
-        case id, ifVersion, kind, title, text, lat, lon, category, tags, price, hours, timezone, place, notifyRadius, ref
+    /// Sets `field` to `value`; `nil` clears it.
+    public mutating func set(_ field: PostDraft.Field, to value: (some Encodable)?) throws {
+        changes[field.stringValue] = try value.map { try JSONValueEncoder().encode($0) } ?? .null
     }
+
+    private enum Key: String, CodingKey { case id, ifVersion }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.container(keyedBy: Key.self)
         id = try container.decode(String.self, forKey: .id)
         ifVersion = try container.decodeIfPresent(Int.self, forKey: .ifVersion)
-        kind = try container.decodePatch(String.self, forKey: .kind)
-        title = try container.decodePatch(String.self, forKey: .title)
-        text = try container.decodePatch(String.self, forKey: .text)
-        lat = try container.decodePatch(Double.self, forKey: .lat)
-        lon = try container.decodePatch(Double.self, forKey: .lon)
-        category = try container.decodePatch(String.self, forKey: .category)
-        tags = try container.decodePatch([String].self, forKey: .tags)
-        price = try container.decodePatch(Price.self, forKey: .price)
-        hours = try container.decodePatch(String.self, forKey: .hours)
-        timezone = try container.decodePatch(String.self, forKey: .timezone)
-        place = try container.decodePatch(PostPlace.self, forKey: .place)
-        notifyRadius = try container.decodePatch(Double.self, forKey: .notifyRadius)
-        ref = try container.decodePatch(String.self, forKey: .ref)
+        let fields = try decoder.container(keyedBy: PostDraft.Field.self)
+        changes = JSONObject(try PostDraft.Field.allCases.filter(fields.contains).map { field in
+            (field.stringValue, try fields.decode(JSONValue.self, forKey: field))
+        })
     }
 
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
+        var container = encoder.container(keyedBy: Key.self)
         try container.encode(id, forKey: .id)
         try container.encodeIfPresent(ifVersion, forKey: .ifVersion)
-        try container.encodePatch(kind, forKey: .kind)
-        try container.encodePatch(title, forKey: .title)
-        try container.encodePatch(text, forKey: .text)
-        try container.encodePatch(lat, forKey: .lat)
-        try container.encodePatch(lon, forKey: .lon)
-        try container.encodePatch(category, forKey: .category)
-        try container.encodePatch(tags, forKey: .tags)
-        try container.encodePatch(price, forKey: .price)
-        try container.encodePatch(hours, forKey: .hours)
-        try container.encodePatch(timezone, forKey: .timezone)
-        try container.encodePatch(place, forKey: .place)
-        try container.encodePatch(notifyRadius, forKey: .notifyRadius)
-        try container.encodePatch(ref, forKey: .ref)
+        var fields = encoder.container(keyedBy: PostDraft.Field.self)
+        for (name, value) in changes {
+            if let field = PostDraft.Field(stringValue: name) { try fields.encode(value, forKey: field) }
+        }
     }
 
+    /// Checks the id, the version, and each change's type against a stand-in draft:
+    /// a request that passes fails later only on the post's own rules.
     public func validate() throws {
         try Check.entityID(id, field: "id")
         if let ifVersion { try Check.range(ifVersion, field: "ifVersion", in: 1...Int.max) }
-        for (patch, field) in [(kind, "kind"), (title, "title")] where patch == .cleared {
-            throw ServiceError.invalidArgument(field: field, "\(field) cannot be cleared")
-        }
-        for (patch, field) in [(lat, "lat"), (lon, "lon")] where patch == .cleared {
-            throw ServiceError.invalidArgument(field: field, "\(field) cannot be cleared")
-        }
+        _ = try applied(to: PostDraft(kind: "offer", title: "stand-in", lat: 0, lon: 0))
     }
 
     /// The draft after this update; the caller validates it as a whole (hours need
     /// a time zone whichever of them changed).
-    public func applied(to draft: PostDraft) -> PostDraft {
-        var result = draft
-        if case .set(let value) = kind { result.kind = value }
-        if case .set(let value) = title { result.title = value }
-        result.text = text.applied(to: draft.text) ?? ""
-        if case .set(let value) = lat { result.lat = value }
-        if case .set(let value) = lon { result.lon = value }
-        result.category = category.applied(to: draft.category)
-        result.tags = tags.applied(to: draft.tags) ?? []
-        result.price = price.applied(to: draft.price)
-        result.hours = hours.applied(to: draft.hours)
-        result.timezone = timezone.applied(to: draft.timezone)
-        result.place = place.applied(to: draft.place)
-        result.notifyRadius = notifyRadius.applied(to: draft.notifyRadius)
-        result.ref = ref.applied(to: draft.ref)
-        return result
+    public func applied(to draft: PostDraft) throws -> PostDraft {
+        let current = try JSONValueEncoder().encode(draft).objectValue ?? [:]
+        var merged = current
+        for (name, value) in changes {
+            merged[name] = value
+            // A required field has no absent form.
+            var cleared = current
+            cleared[name] = .null
+            if value == .null, (try? JSONValueDecoder().decode(PostDraft.self, from: .object(cleared))) == nil {
+                throw ServiceError.invalidArgument(field: name, "\(name) cannot be cleared")
+            }
+        }
+        return try JSONValueDecoder().decode(PostDraft.self, from: .object(merged))
     }
 }
 

@@ -10,7 +10,50 @@ extension Post {
         writer.write(id)
         writer.appendASCII(",\"ownerId\":")
         writer.write(ownerId)
-        writer.appendASCII(",\"kind\":")
+        writer.appendASCII(",")
+        draft.writeFields(into: &writer)
+        writer.appendASCII(",\"images\":[")
+        for (index, image) in images.enumerated() {
+            if index > 0 { writer.appendASCII(",") }
+            writer.appendASCII("{\"id\":")
+            writer.write(image.id)
+            writer.appendASCII(",\"contentType\":")
+            writer.write(image.contentType)
+            writer.appendASCII(",\"width\":")
+            writer.write(Int64(image.width))
+            writer.appendASCII(",\"height\":")
+            writer.write(Int64(image.height))
+            writer.appendASCII(",\"bytes\":")
+            writer.write(Int64(image.bytes))
+            writer.appendASCII("}")
+        }
+        writer.appendASCII("],\"rating\":{\"average\":")
+        if let average = rating.average { writer.write(average) } else { writer.appendASCII("null") }
+        writer.appendASCII(",\"count\":")
+        writer.write(Int64(rating.count))
+        writer.appendASCII("},\"version\":")
+        writer.write(Int64(version))
+        writer.appendASCII(",\"createdAt\":")
+        writer.write(Timestamp.format(createdAt))
+        writer.appendASCII(",\"updatedAt\":")
+        writer.write(Timestamp.format(updatedAt))
+        writer.appendASCII("}")
+    }
+
+    /// The post as one line of JSON.
+    public var jsonBytes: [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        writeJSON(into: &writer)
+        return writer.bytes
+    }
+
+}
+
+extension PostDraft {
+    /// Writes the draft's members, as its Codable encoding does, without the braces
+    /// around them: a post writes them between its own.
+    public func writeFields(into writer: inout JSONWriter) {
+        writer.appendASCII("\"kind\":")
         writer.write(kind)
         writer.appendASCII(",\"title\":")
         writer.write(title)
@@ -55,39 +98,6 @@ extension Post {
         if let notifyRadius { writer.write(notifyRadius) } else { writer.appendASCII("null") }
         writer.appendASCII(",\"ref\":")
         writeOptional(ref, into: &writer)
-        writer.appendASCII(",\"images\":[")
-        for (index, image) in images.enumerated() {
-            if index > 0 { writer.appendASCII(",") }
-            writer.appendASCII("{\"id\":")
-            writer.write(image.id)
-            writer.appendASCII(",\"contentType\":")
-            writer.write(image.contentType)
-            writer.appendASCII(",\"width\":")
-            writer.write(Int64(image.width))
-            writer.appendASCII(",\"height\":")
-            writer.write(Int64(image.height))
-            writer.appendASCII(",\"bytes\":")
-            writer.write(Int64(image.bytes))
-            writer.appendASCII("}")
-        }
-        writer.appendASCII("],\"rating\":{\"average\":")
-        if let average = rating.average { writer.write(average) } else { writer.appendASCII("null") }
-        writer.appendASCII(",\"count\":")
-        writer.write(Int64(rating.count))
-        writer.appendASCII("},\"version\":")
-        writer.write(Int64(version))
-        writer.appendASCII(",\"createdAt\":")
-        writer.write(Timestamp.format(createdAt))
-        writer.appendASCII(",\"updatedAt\":")
-        writer.write(Timestamp.format(updatedAt))
-        writer.appendASCII("}")
-    }
-
-    /// The post as one line of JSON.
-    public var jsonBytes: [UInt8] {
-        var writer = JSONWriter(capacity: 512)
-        writeJSON(into: &writer)
-        return writer.bytes
     }
 
     private func writeOptional(_ value: String?, into writer: inout JSONWriter) {

@@ -1,8 +1,10 @@
 import Foundation
 import Wire
 
-/// The fields of a post its owner sets: the body of `catalogue.posts.create`, and
-/// each item of `catalogue.posts.import` (there with `ref`).
+/// The fields of a post its owner sets: the body of `catalogue.posts.create`, each
+/// item of `catalogue.posts.import` (there with `ref`), and the part of a `Post` an
+/// update changes. Each field is declared here once; `Post`, `UpdatePostRequest`
+/// and geo's indexed post hold a draft rather than repeating them.
 public struct PostDraft: Codable, Sendable, Equatable {
     public var kind: String
     public var title: String
@@ -40,12 +42,13 @@ public struct PostDraft: Codable, Sendable, Equatable {
         self.ref = ref
     }
 
-    enum CodingKeys: String, CodingKey {
+    /// The draft's fields by their JSON names.
+    public enum Field: String, CodingKey, CaseIterable, Sendable {
         case kind, title, text, lat, lon, category, tags, price, hours, timezone, place, notifyRadius, ref
     }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.container(keyedBy: Field.self)
         kind = try container.decode(String.self, forKey: .kind)
         title = try container.decode(String.self, forKey: .title)
         text = try container.decodeIfPresent(String.self, forKey: .text) ?? ""
@@ -59,6 +62,25 @@ public struct PostDraft: Codable, Sendable, Equatable {
         place = try container.decodeIfPresent(PostPlace.self, forKey: .place)
         notifyRadius = try container.decodeIfPresent(Double.self, forKey: .notifyRadius)
         ref = try container.decodeIfPresent(String.self, forKey: .ref)
+    }
+
+    /// Every field is written, absent ones as `null` (which reads back as absent):
+    /// a post's JSON shows each of its fields.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Field.self)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(title, forKey: .title)
+        try container.encode(text, forKey: .text)
+        try container.encode(lat, forKey: .lat)
+        try container.encode(lon, forKey: .lon)
+        try container.encode(category, forKey: .category)
+        try container.encode(tags, forKey: .tags)
+        try container.encode(price, forKey: .price)
+        try container.encode(hours, forKey: .hours)
+        try container.encode(timezone, forKey: .timezone)
+        try container.encode(place, forKey: .place)
+        try container.encode(notifyRadius, forKey: .notifyRadius)
+        try container.encode(ref, forKey: .ref)
     }
 
     /// Checks the protocol's rules and returns the draft in its stored form: country

@@ -66,23 +66,14 @@ public struct PostImage: Codable, Sendable, Equatable {
     }
 }
 
-/// A post of any kind: an offer, a restaurant, a sight, a tip, an event …
+/// A post of any kind: an offer, a restaurant, a sight, a tip, an event … Its
+/// owner-set fields are its `draft`, read and written through the post itself
+/// (`post.title`); the rest the service keeps.
+@dynamicMemberLookup
 public struct Post: Codable, Sendable, Equatable {
     public var id: String
     public var ownerId: String
-    public var kind: String
-    public var title: String
-    public var text: String
-    public var lat: Double
-    public var lon: Double
-    public var category: String?
-    public var tags: [String]
-    public var price: Price?
-    public var hours: String?
-    public var timezone: String?
-    public var place: PostPlace?
-    public var notifyRadius: Double?
-    public var ref: String?
+    public var draft: PostDraft
     public var images: [PostImage]
     public var rating: Rating
     /// 1 at creation, +1 on each change by the owner (ratings do not count).
@@ -90,26 +81,11 @@ public struct Post: Codable, Sendable, Equatable {
     public var createdAt: Date
     public var updatedAt: Date
 
-    public init(id: String, ownerId: String, kind: String, title: String, text: String, lat: Double, lon: Double,
-                category: String? = nil, tags: [String] = [], price: Price? = nil, hours: String? = nil,
-                timezone: String? = nil, place: PostPlace? = nil, notifyRadius: Double? = nil, ref: String? = nil,
-                images: [PostImage] = [], rating: Rating = Rating(average: nil, count: 0), version: Int = 1,
-                createdAt: Date, updatedAt: Date) {
+    public init(id: String, ownerId: String, draft: PostDraft, images: [PostImage] = [],
+                rating: Rating = Rating(average: nil, count: 0), version: Int = 1, createdAt: Date, updatedAt: Date) {
         self.id = id
         self.ownerId = ownerId
-        self.kind = kind
-        self.title = title
-        self.text = text
-        self.lat = lat
-        self.lon = lon
-        self.category = category
-        self.tags = tags
-        self.price = price
-        self.hours = hours
-        self.timezone = timezone
-        self.place = place
-        self.notifyRadius = notifyRadius
-        self.ref = ref
+        self.draft = draft
         self.images = images
         self.rating = rating
         self.version = version
@@ -117,9 +93,26 @@ public struct Post: Codable, Sendable, Equatable {
         self.updatedAt = updatedAt
     }
 
+    public subscript<Value>(dynamicMember field: WritableKeyPath<PostDraft, Value>) -> Value {
+        get { draft[keyPath: field] }
+        set { draft[keyPath: field] = newValue }
+    }
+
     enum CodingKeys: String, CodingKey {
-        case id, ownerId, kind, title, text, lat, lon, category, tags, price, hours, timezone, place, notifyRadius, ref,
-             images, rating, version, createdAt, updatedAt
+        case id, ownerId, images, rating, version, createdAt, updatedAt
+    }
+
+    /// One flat object: the draft's fields between `ownerId` and `images`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        ownerId = try container.decode(String.self, forKey: .ownerId)
+        draft = try PostDraft(from: decoder)
+        images = try container.decode([PostImage].self, forKey: .images)
+        rating = try container.decode(Rating.self, forKey: .rating)
+        version = try container.decode(Int.self, forKey: .version)
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+        updatedAt = try container.decode(Date.self, forKey: .updatedAt)
     }
 
     /// Every field is written, absent ones as `null`.
@@ -127,54 +120,12 @@ public struct Post: Codable, Sendable, Equatable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(ownerId, forKey: .ownerId)
-        try container.encode(kind, forKey: .kind)
-        try container.encode(title, forKey: .title)
-        try container.encode(text, forKey: .text)
-        try container.encode(lat, forKey: .lat)
-        try container.encode(lon, forKey: .lon)
-        try container.encode(category, forKey: .category)
-        try container.encode(tags, forKey: .tags)
-        try container.encode(price, forKey: .price)
-        try container.encode(hours, forKey: .hours)
-        try container.encode(timezone, forKey: .timezone)
-        try container.encode(place, forKey: .place)
-        try container.encode(notifyRadius, forKey: .notifyRadius)
-        try container.encode(ref, forKey: .ref)
+        try draft.encode(to: encoder)
         try container.encode(images, forKey: .images)
         try container.encode(rating, forKey: .rating)
         try container.encode(version, forKey: .version)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
-    }
-
-    /// A new post with the fields of `draft`.
-    public init(id: String, ownerId: String, draft: PostDraft, createdAt: Date, updatedAt: Date) {
-        self.init(id: id, ownerId: ownerId, kind: draft.kind, title: draft.title, text: draft.text, lat: draft.lat, lon: draft.lon,
-                  createdAt: createdAt, updatedAt: updatedAt)
-        self.draft = draft
-    }
-
-    /// The fields an owner sets, as a draft (what `catalogue.posts.import` compares).
-    public var draft: PostDraft {
-        get {
-            PostDraft(kind: kind, title: title, text: text, lat: lat, lon: lon, category: category, tags: tags, price: price,
-                      hours: hours, timezone: timezone, place: place, notifyRadius: notifyRadius, ref: ref)
-        }
-        set {
-            kind = newValue.kind
-            title = newValue.title
-            text = newValue.text
-            lat = newValue.lat
-            lon = newValue.lon
-            category = newValue.category
-            tags = newValue.tags
-            price = newValue.price
-            hours = newValue.hours
-            timezone = newValue.timezone
-            place = newValue.place
-            notifyRadius = newValue.notifyRadius
-            ref = newValue.ref
-        }
     }
 }
 
