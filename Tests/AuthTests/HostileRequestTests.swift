@@ -15,6 +15,10 @@ struct HostileCase: CustomTestStringConvertible, Sendable {
     var delimiter = true
 
     var testDescription: String { name }
+
+    func rejection(_ context: HostileContext) throws -> Rejection {
+        Rejection(name, frames: try frames(context), expected: expected, delimiter: delimiter)
+    }
 }
 
 /// What a hostile case may use to build its frames.
@@ -26,8 +30,7 @@ struct HostileContext {
 
 private func frame(_ text: String) -> Data { Data(text.utf8) }
 private func request(_ op: String, body: String = "{}", token: String? = nil, id: String = "hostile-1") -> Data {
-    let tokenPart = token.map { ",\"token\":\"\($0)\"" } ?? ""
-    return frame(#"{"v":1,"id":"\#(id)","op":"\#(op)"\#(tokenPart),"body":\#(body)}"#)
+    Rejection.envelope(op: op, body: body, token: token, id: id)
 }
 
 private let tokenCases: [HostileCase] = [
@@ -163,7 +166,7 @@ private let bodyCases: [HostileCase] = [
                 expected: "invalid_argument ids[0]"),
 ]
 
-@Suite("Malformed and hostile requests", .ownThread)
+@Suite("Malformed and hostile auth requests", .ownThread)
 struct HostileRequestTests {
     static let cases = envelopeCases + tokenCases + bodyCases
 
@@ -171,11 +174,9 @@ struct HostileRequestTests {
     func everyOpCovered() throws {
         let auth = try AuthFixture()
         let context = HostileContext(userID: "u1", sessionID: "s1") { _ in "x.y.z" }
-        let covered = Set(try Self.cases.flatMap { try $0.frames(context) }.compactMap {
-            (try? JSONParser.parse($0))?.objectValue?["op"]?.stringValue
-        })
-        let uncovered = Set(auth.service.ops).subtracting(covered)
-        #expect(uncovered.isEmpty, "no hostile case for \(uncovered.sorted())")
+        let rejections = try Self.cases.map { try $0.rejection(context) }
+        let uncovered = Rejection.uncovered(auth.service.ops, by: rejections)
+        #expect(uncovered.isEmpty, "no hostile case for \(uncovered)")
     }
 
     @Test("each gets the right error, and the service then answers a valid request", arguments: cases)
@@ -186,17 +187,7 @@ struct HostileRequestTests {
         let context = HostileContext(userID: session.user.id, sessionID: sessionID) { issuedAt in
             try auth.forgedToken(userID: session.user.id, sessionID: sessionID, issuedAt: issuedAt)
         }
-        let reply = try auth.stack.exchangeRaw("auth", frames: try hostile.frames(context), delimiter: hostile.delimiter,
-                                               timeout: hostile.expected == nil ? 1 : 10)
-        if let expected = hostile.expected {
-            let decoded = ReplyEnvelope.decode(try #require(reply?.first, "no reply to \(hostile.name)"))
-            switch decoded.result {
-            case .success: #expect(expected == "ok", "\(hostile.name) was accepted")
-            case .failure(let error): #expect(error.summary == expected, "\(hostile.name): \(error)")
-            }
-        } else {
-            #expect(reply == nil, "\(hostile.name) was answered")
-        }
+        try auth.stack.expectRejection(try hostile.rejection(context), by: "auth")
         // The service is still there and still right.
         let me = try auth.client.call(AuthAPI.me, Empty(), token: session.accessToken)
         #expect(me.user.id == session.user.id)
