@@ -424,10 +424,12 @@ let package = Package(
         .testTarget(
             name: "EdgeTests",
             dependencies: [
-                "TestThreads", "Edge", "Contracts", "Wire", "Geo", "StackFixtures", "ServiceKitTesting", "ServiceClient", "EdgeFixtures",
+                "TestThreads", "Edge", "Contracts", "Wire", "Geo", "Favourites", "Chat", "StackFixtures", "ServiceKitTesting", "ServiceClient",
+                "EdgeFixtures",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

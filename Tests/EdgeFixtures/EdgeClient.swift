@@ -136,11 +136,6 @@ public extension HTTPReply {
 public extension JSONValue {
     subscript(key: String) -> JSONValue? { objectValue?[key] }
 
-    var arrayValue: [JSONValue]? {
-        if case .array(let items) = self { return items }
-        return nil
-    }
-
     var doubleValue: Double? {
         if case .number(let number) = self { return number.doubleValue }
         return nil

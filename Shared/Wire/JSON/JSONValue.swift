@@ -31,6 +31,11 @@ public enum JSONValue: Sendable, Equatable {
         if case .string(let string) = self { return string }
         return nil
     }
+
+    public var arrayValue: [JSONValue]? {
+        if case .array(let elements) = self { return elements }
+        return nil
+    }
 }
 
 /// A JSON number as written: an integer literal that fits 64 bits, or anything else

@@ -1,0 +1,130 @@
+import Chat
+import Contracts
+@testable import Edge
+import Favourites
+import Foundation
+import Geo
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import ServiceKit
+import ServiceKitTesting
+import StackFixtures
+import Synchronization
+import Testing
+import Wire
+
+/// The edge's routes in this process: the five services started in it (each on its
+/// own `ipc://` endpoint), the edge's application served by Hummingbird's test
+/// framework on a free port, with the edge's own channel handlers (the routes passed
+/// on the event loops are below Hummingbird's router, so `.router` would miss them).
+/// What needs processes (`here up`, signals, kills, freezing) stays in SystemTests.
+@Suite("The edge's routes, in process")
+struct EdgeRouteTests {
+    @Test("every route the edge serves answers as its document says, and the table holds no route this walk misses")
+    func everyRoute() async throws {
+        let upstream = try Upstream()
+        let stack = upstream.stack
+        for service in ["geo", "favourites", "chat"] {
+            let settings = try stack.settings(for: service)
+            let logger = TestStack.logger(service)
+            switch service {
+            case "geo": try stack.start(try GeoService(settings: settings, logger: logger))
+            case "favourites": try stack.start(try FavouritesService(settings: settings, logger: logger))
+            default: try stack.start(try ChatService(settings: settings, logger: logger))
+            }
+        }
+        let operatorUser = try upstream.user()
+        var environment = stack.environment
+        environment["HEREABOUTS_EDGE_RATE_LIMIT"] = "0"
+        environment["HEREABOUTS_EDGE_SERVICE_TIMEOUT"] = "20"
+        environment["HEREABOUTS_EDGE_METRICS_LISTEN"] = "off"
+        environment["HEREABOUTS_EDGE_OPERATORS"] = operatorUser.id
+        let edge = try EdgeService(settings: try EdgeSettings(environment: environment, listen: "127.0.0.1:0"),
+                                   logger: TestStack.logger("edge"))
+        let routes = edge.routes.routes.map { RouteVisits.Route(method: $0.method, pattern: $0.pattern) }
+        let visits = RouteVisits()
+        try await edge.application().test(.live) { client in
+            try await Journey(http: RouteClient(client: client, visits: visits), operatorToken: operatorUser.token).walk()
+        }
+        let missed = visits.missed(of: routes)
+        #expect(missed.isEmpty, "routes no step reached: \(missed)")
+        withExtendedLifetime(upstream) {}
+    }
+}
+
+/// Which routes a walk reached.
+final class RouteVisits: Sendable {
+    struct Route: Sendable, CustomStringConvertible {
+        let method: HTTPRequest.Method
+        let pattern: String
+        var description: String { "\(method) \(pattern)" }
+
+        func matches(_ method: HTTPRequest.Method, _ path: String) -> Bool {
+            let patternParts = pattern.split(separator: "/"), pathParts = path.split(separator: "?")[0].split(separator: "/")
+            return method == self.method && patternParts.count == pathParts.count
+                && zip(patternParts, pathParts).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
+        }
+    }
+
+    private let visited = Mutex<[(HTTPRequest.Method, String)]>([])
+
+    func visit(_ method: HTTPRequest.Method, _ path: String) {
+        visited.withLock { $0.append((method, path)) }
+    }
+
+    /// The routes no visit matched; a literal route wins over a pattern (`/v1/users/near` is not `/v1/users/{id}`).
+    func missed(of routes: [Route]) -> [String] {
+        let visits = visited.withLock { $0 }
+        var reached = Set<String>()
+        for (method, path) in visits {
+            let matching = routes.filter { $0.matches(method, path) }
+            if let best = matching.min(by: { $0.pattern.filter { $0 == "{" }.count < $1.pattern.filter { $0 == "{" }.count }) {
+                reached.insert(best.description)
+            }
+        }
+        return routes.map(\.description).filter { !reached.contains($0) }.sorted()
+    }
+}
+
+/// An answer as a test reads it.
+struct Answer: CustomStringConvertible {
+    let status: Int
+    let headers: HTTPFields
+    let body: ByteBuffer
+
+    var json: JSONValue { (try? JSONParser.parse(Data(buffer: body))) ?? .null }
+    var object: JSONObject { json.objectValue ?? [:] }
+    var description: String { "\(status) \(String(buffer: body).prefix(300))" }
+
+    func string(_ path: String...) -> String {
+        var value = json
+        for key in path { value = value.objectValue?[key] ?? .null }
+        return value.stringValue ?? ""
+    }
+}
+
+/// Hummingbird's test client, recording each route it asks.
+struct RouteClient: Sendable {
+    let client: any TestClientProtocol
+    let visits: RouteVisits
+
+    func call(_ method: HTTPRequest.Method, _ path: String, token: String? = nil, json: JSONObject? = nil,
+              body: Data? = nil, contentType: String? = nil, headers extra: HTTPFields = [:]) async throws -> Answer {
+        visits.visit(method, path)
+        var headers = extra
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        var bytes: ByteBuffer?
+        if let json {
+            headers[.contentType] = "application/json"
+            bytes = ByteBuffer(bytes: try JSONValueEncoder().encodeData(JSONValue.object(json)))
+        } else if let body {
+            headers[.contentType] = contentType
+            bytes = ByteBuffer(bytes: body)
+        }
+        return try await client.execute(uri: path, method: method, headers: headers, body: bytes) { response in
+            Answer(status: Int(response.status.code), headers: response.headers, body: response.body)
+        }
+    }
+}
