@@ -25,6 +25,12 @@ final class GeoFixture {
         client = upstream.stack.client("geo", timeout: 20)
     }
 
+    /// Starts geo again on the same file, after it stopped.
+    func startGeo() throws {
+        geo = try GeoService(settings: try stack.settings(for: "geo"), logger: TestStack.logger("geo"))
+        try stack.start(geo)
+    }
+
     /// Stops geo and starts it again on the same file.
     func restartGeo(removingFile: Bool = false) throws {
         geo.stop()
@@ -33,8 +39,7 @@ final class GeoFixture {
                 try? FileManager.default.removeItem(atPath: geo.settings.databasePath + suffix)
             }
         }
-        geo = try GeoService(settings: try stack.settings(for: "geo"), logger: TestStack.logger("geo"))
-        try stack.start(geo)
+        try startGeo()
     }
 
     func user() throws -> (token: String, id: String) { try upstream.user() }

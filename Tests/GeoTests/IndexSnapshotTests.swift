@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import ServiceClient
 import ServiceKit
+import ServiceKitTesting
 import Testing
 import Wire
 
@@ -67,17 +68,87 @@ struct IndexSnapshotTests {
         #expect(!geo.geo.startedFromSnapshot)
         #expect(try Self.answers(geo) == withBarn)
 
-        // A database put back (here restore) after the stop: its state is not the snapshot's.
+        // A database put back after the stop from a backup older than the snapshot:
+        // it stands before the snapshot in the feed, so it is read whole.
         geo.geo.stop()
         #expect(FileManager.default.fileExists(atPath: path))
         let database = try DatabaseQueue(path: geo.geo.settings.databasePath)
-        try database.write { db in try db.execute(sql: "DELETE FROM index_snapshot") }
+        try database.write { db in try db.execute(sql: "UPDATE feed_cursor SET seq = seq - 1 WHERE feed = 'catalogue'") }
         try database.close()
         try geo.restartGeo()
         #expect(!geo.geo.startedFromSnapshot)
-        #expect(!FileManager.default.fileExists(atPath: path), "the file goes once it has been looked at")
+        #expect(!FileManager.default.fileExists(atPath: path), "a snapshot that cannot be used goes")
         #expect(try Self.answers(geo) == withBarn)
         try GeoServiceTests.expectSame(geo, "after a start from the database")
+    }
+
+    @Test("while geo runs, a snapshot is written once enough has changed since the last, and a crash then starts from it")
+    func writtenWhileRunning() throws {
+        let geo = try GeoFixture()
+        let owner = try geo.user()
+        let path = IndexSnapshot.path(forDatabase: geo.geo.settings.databasePath)
+        let keeper = SnapshotKeeper(path: path, store: geo.geo.store, index: geo.geo.index, logger: TestStack.logger("geo"),
+                                    changesWorthASnapshot: 3)
+        for number in 0..<4 {
+            _ = try geo.create(PostDraft(kind: "sight", title: "Sight \(number)", lat: 52.09, lon: 5.12), token: owner.token)
+            try geo.catchUp()
+            keeper.writeIfDue()
+            #expect(FileManager.default.fileExists(atPath: path) == (number >= 2), "after \(number + 1) changes")
+        }
+        geo.geo.stopAsIfKilled()
+        try geo.startGeo()
+        #expect(geo.geo.startedFromSnapshot && geo.geo.changesAfterSnapshot == 1)
+        try GeoServiceTests.expectSame(geo, "after a crash, from the snapshot written while running")
+    }
+
+    @Test("after a crash, a start reads the last snapshot and then only what changed after it: new, edited, deleted and re-rated posts")
+    func crash() throws {
+        let geo = try GeoFixture()
+        let owner = try geo.user()
+        try GeoServiceTests.importPosts(geo.catalogueClient, owner: owner.token, count: 1_200, prefix: "snapshot")
+        _ = try geo.create(PostDraft(kind: "restaurant", title: "Burger Bar", text: "Smash burgers", lat: 52.0920, lon: 5.1200,
+                                     tags: ["Vegan"], hours: "Mo-Su 11:00-22:00", timezone: "Europe/Amsterdam"), token: owner.token)
+        try geo.catchUp()
+        try geo.restartGeo()
+        #expect(geo.geo.startedFromSnapshot)
+
+        // Changes after the snapshot, then a crash: no snapshot written at the end.
+        let listed = try geo.catalogueClient.call(CatalogueAPI.list, ListPostsRequest(limit: 30)).posts
+        for post in listed.prefix(10) {
+            _ = try geo.catalogueClient.call(CatalogueAPI.delete, IDRequest(id: post.id), token: owner.token)
+        }
+        for post in listed.suffix(10) {
+            _ = try geo.catalogueClient.call(CatalogueAPI.update, UpdatePostRequest(id: post.id, changes: ["title": "Burger moved"]),
+                                             token: owner.token)
+        }
+        let rater = try geo.user()
+        _ = try geo.catalogueClient.call(CatalogueAPI.rate, SetRatingRequest(postId: listed[15].id, stars: 5), token: rater.token)
+        _ = try geo.create(PostDraft(kind: "sight", title: "Dom Tower", lat: 52.0907, lon: 5.1214, notifyRadius: 100), token: owner.token)
+        try geo.catchUp()
+        let before = try Self.answers(geo)
+        let rated = try geo.client.call(GeoAPI.search, SearchRequest(lat: listed[15].lat, lon: listed[15].lon, radius: 10))
+        geo.geo.stopAsIfKilled()
+
+        try geo.startGeo()
+        #expect(geo.geo.startedFromSnapshot)
+        #expect(geo.geo.changesAfterSnapshot == 22, "10 deleted, 10 edited, 1 rated, 1 new")
+        #expect(try Self.answers(geo) == before)
+        #expect(try geo.client.call(GeoAPI.search, SearchRequest(lat: listed[15].lat, lon: listed[15].lon, radius: 10)) == rated)
+        for post in listed.suffix(10) {
+            let hits = try geo.client.call(GeoAPI.search, SearchRequest(lat: post.lat, lon: post.lon, radius: 10, q: "moved")).hits
+            #expect(hits.contains { $0.id == post.id }, "the edit of \(post.id)")
+        }
+        for post in listed.prefix(10) {
+            let hits = try geo.client.call(GeoAPI.search, SearchRequest(lat: post.lat, lon: post.lon, radius: 10)).hits
+            #expect(!hits.contains { $0.id == post.id }, "the deletion of \(post.id)")
+        }
+        #expect(geo.geo.fences.count == 1)
+        try GeoServiceTests.expectSame(geo, "after a crash, from the snapshot and the changes after it")
+        // Once a snapshot holds them, the deletions are forgotten.
+        geo.geo.stop()
+        let database = try DatabaseQueue(path: geo.geo.settings.databasePath)
+        #expect(try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM post_gone") } == 0)
+        try database.close()
     }
 }
 

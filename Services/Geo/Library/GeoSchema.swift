@@ -73,5 +73,21 @@ enum GeoSchema {
                 CREATE TABLE index_snapshot (id TEXT NOT NULL);
                 """)
         }
+        migrator.registerMigration("geo-6") { db in
+            // What a start from an older snapshot of the index needs: the feed seq at
+            // which each post last changed, the posts deleted since (by seq; forgotten
+            // once a snapshot holds them), and an id of this database that its
+            // snapshots name (a copy, such as a restored backup, keeps it, and its
+            // older cursor tells it apart). Rows from before count as changed at 0.
+            try db.execute(sql: """
+                ALTER TABLE post ADD COLUMN changed_seq INTEGER NOT NULL DEFAULT 0;
+                CREATE INDEX post_changed ON post(changed_seq);
+                CREATE TABLE post_gone (id TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL);
+                CREATE INDEX post_gone_seq ON post_gone(seq);
+                CREATE TABLE database_identity (id TEXT NOT NULL);
+                INSERT INTO database_identity (id) VALUES (lower(hex(randomblob(16))));
+                DROP TABLE index_snapshot;
+                """)
+        }
     }
 }

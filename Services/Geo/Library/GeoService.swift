@@ -18,11 +18,12 @@ public final class GeoService: AssembledService {
     let watches: WatchRegistry
     let postFollower: ChangeFollower<PostChange>
     let userFollower: ChangeFollower<UserChange>
-    /// Whether the index came from the snapshot of the last clean stop, not from
-    /// reading every post in the database.
+    /// Whether the index came from its last snapshot (and the rows changed after
+    /// it), not from reading every post in the database.
     public let startedFromSnapshot: Bool
-    private let snapshotPath: String
-    private let logger: Logger
+    /// How many posts changed or went after that snapshot (read from the file).
+    let changesAfterSnapshot: Int
+    private let snapshots: SnapshotKeeper
     private let stopped = Atomic<Bool>(false)
 
     public var settings: ServiceSettings { assembly.settings }
@@ -42,13 +43,16 @@ public final class GeoService: AssembledService {
         let fences = FenceIndex()
         let snapshotPath = IndexSnapshot.path(forDatabase: settings.databasePath)
         let index: PostIndex
-        if let snapshot = Self.readSnapshot(at: snapshotPath, store: store, logger: logger) {
-            index = snapshot
+        if let snapshot = SnapshotKeeper.start(path: snapshotPath, store: store, logger: logger) {
+            index = snapshot.index
             startedFromSnapshot = true
+            changesAfterSnapshot = snapshot.changes
             fences.apply(try store.fencePosts().map { .upsert($0) })
         } else {
             startedFromSnapshot = false
+            changesAfterSnapshot = 0
             index = PostIndex()
+            index.feedPosition = try store.feedPosition()
             var fencePosts: [PostIndex.Change] = []
             try index.load(expectedCount: try store.postCount()) { add in
                 try store.forEachPost { post in
@@ -80,7 +84,7 @@ public final class GeoService: AssembledService {
             let applied = try store.apply(changes, wasFence: fences.contains, in: db)
             // The indexes show a change once it is committed, never before.
             db.afterNextTransaction { _ in
-                index.apply(applied.changes) { transitions in
+                index.apply(applied.changes, through: changes.last?.seq) { transitions in
                     watches.evaluate { index.watchEvents(transitions, watches: &$0, at: Date()) }
                 }
                 fences.apply(applied.changes)
@@ -106,8 +110,8 @@ public final class GeoService: AssembledService {
         }.register(into: &router)
 
         self.store = store
-        self.snapshotPath = snapshotPath
-        self.logger = logger
+        let snapshots = SnapshotKeeper(path: snapshotPath, store: store, index: index, logger: logger)
+        self.snapshots = snapshots
         self.index = index
         self.fences = fences
         self.watches = watches
@@ -118,6 +122,7 @@ public final class GeoService: AssembledService {
             base, service: GeoAPI.service, router: router, followers: [postFollower, userFollower], publishing: .events(events),
             frontThreads: try Self.searchThreads(settings.environment), rateLimited: false, verifier: verifier,
             housekeeping: [.init(name: "watch-leases", every: 1) { watches.expire() },
+                           .init(name: "index-snapshot", every: 60) { snapshots.writeIfDue() },
                            // Opening hours turn at whole minutes: a few seconds late at most.
                            .init(name: "watch-clock", every: 2) {
                                watches.tick { from, to, state in
@@ -145,51 +150,15 @@ public final class GeoService: AssembledService {
 
     /// Stops, then writes the index's snapshot for the next start.
     public func stop() {
-        // Once: a second stop would write the snapshot again, under a new id.
+        // Once: the index is written once nothing changes it any more.
         guard !stopped.exchange(true, ordering: .relaxed) else { return }
         assembly.stop()
-        writeSnapshot()
+        snapshots.write()
     }
 
-    // MARK: The index's snapshot
-
-    /// The index as the last clean stop left it, when the database is still in the
-    /// state it was then (it holds the snapshot's id); nil otherwise, or when the
-    /// file cannot be read. Either way the id is forgotten and the file removed:
-    /// from here on the database moves on, and the next clean stop writes anew.
-    private static func readSnapshot(at path: String, store: GeoStore, logger: Logger) -> PostIndex? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        defer {
-            unlink(path)
-            do {
-                try store.setSnapshotID(nil)
-            } catch {
-                logger.error("could not forget the index snapshot's id", metadata: ["error": "\(error)"])
-            }
-        }
-        do {
-            guard let id = try store.snapshotID() else {
-                logger.info("the index snapshot is not of this database's state: reading every post")
-                return nil
-            }
-            return try PostIndex.readSnapshot(from: path, id: id)
-        } catch {
-            logger.warning("the index snapshot was not used: reading every post", metadata: ["why": "\(error)"])
-            return nil
-        }
-    }
-
-    /// Writes the index for the next start, once nothing changes it any more.
-    private func writeSnapshot() {
-        let started = Date()
-        let id = Identifier.random()
-        do {
-            try index.writeSnapshot(to: snapshotPath, id: id)
-            try store.setSnapshotID(id)
-            logger.info("index snapshot written", metadata: ["path": "\(snapshotPath)",
-                                                             "seconds": "\(Self.seconds(since: started))"])
-        } catch {
-            logger.warning("could not write the index snapshot; the next start reads every post", metadata: ["error": "\(error)"])
-        }
+    /// Stops without writing the index's snapshot: what a crash leaves, for tests.
+    func stopAsIfKilled() {
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
+        assembly.stop()
     }
 }

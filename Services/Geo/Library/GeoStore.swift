@@ -30,10 +30,11 @@ struct GeoStore: Sendable {
         }
         let upsert = try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO post (id, owner_id, kind, title, text, lat, lon, category, tags, ref, hours, timezone,
-                                         notify_radius, rating_average, rating_count, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                         notify_radius, rating_average, rating_count, created_at, changed_seq)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let delete = try db.cachedStatement(sql: "DELETE FROM post WHERE id = ?")
+        let gone = try db.cachedStatement(sql: "INSERT OR REPLACE INTO post_gone (id, seq) VALUES (?, ?)")
         for change in changes {
             switch change.type {
             case .upserted:
@@ -43,12 +44,13 @@ struct GeoStore: Sendable {
                     indexed.id, indexed.ownerId, indexed.kind, indexed.title, indexed.text, indexed.lat, indexed.lon,
                     indexed.category, indexed.tags.joined(separator: String(Self.tagSeparator)), indexed.ref, indexed.hours,
                     indexed.timezone, indexed.notifyRadius, indexed.rating.average, indexed.rating.count,
-                    indexed.createdAt.timeIntervalSince1970,
+                    indexed.createdAt.timeIntervalSince1970, change.seq,
                 ])
                 if indexed.notifyRadius == nil { try endFence(indexed.id) }
                 applied.changes.append(.upsert(indexed))
             case .deleted:
                 try delete.execute(arguments: [change.postId])
+                try gone.execute(arguments: [change.postId, change.seq])
                 try endFence(change.postId)
                 applied.changes.append(.delete(change.postId))
             }
@@ -74,18 +76,44 @@ struct GeoStore: Sendable {
         }
     }
 
-    /// The id of the index snapshot written at the last clean stop, if it is still
-    /// this file's state.
-    func snapshotID() throws -> String? {
-        try database.pool.read { db in try String.fetchOne(db, sql: "SELECT id FROM index_snapshot") }
+    // MARK: The index's snapshot
+
+    /// What an index snapshot names as the database it was of: this file's id and
+    /// the epoch of its catalogue cursor (a restored backup's is its own).
+    func snapshotStamp() throws -> String {
+        try database.pool.read { db in
+            let id = try String.fetchOne(db, sql: "SELECT id FROM database_identity") ?? ""
+            return "\(id) \(try FeedCursor.epoch(CatalogueAPI.service, in: db) ?? "")"
+        }
     }
 
-    /// Names the snapshot just written as this file's state (nil: none is).
-    func setSnapshotID(_ id: String?) throws {
-        try database.pool.write { db in
-            try db.execute(sql: "DELETE FROM index_snapshot")
-            if let id { try db.execute(sql: "INSERT INTO index_snapshot (id) VALUES (?)", arguments: [id]) }
+    /// Where this file stands in catalogue's feed.
+    func feedPosition() throws -> Int64 {
+        try database.pool.read { db in try FeedCursor.seq(CatalogueAPI.service, in: db) }
+    }
+
+    /// How many posts changed or went after feed position `seq`.
+    func changeCount(after seq: Int64) throws -> Int {
+        try database.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM post WHERE changed_seq > ?1) + (SELECT count(*) FROM post_gone WHERE seq > ?1)",
+                             arguments: [seq]) ?? 0
         }
+    }
+
+    /// What changed after feed position `seq`, as changes to the index: the posts
+    /// gone first, then those changed, as they are now (a post deleted and made
+    /// again, in a replay, ends up there).
+    func changes(after seq: Int64) throws -> [PostIndex.Change] {
+        var changes = try database.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT id FROM post_gone WHERE seq > ?", arguments: [seq]).map(PostIndex.Change.delete)
+        }
+        try forEachPost(where: "WHERE changed_seq > ?", arguments: [seq]) { changes.append(.upsert($0)) }
+        return changes
+    }
+
+    /// Forgets the deletions a snapshot now holds.
+    func forgetGone(through seq: Int64) throws {
+        try database.pool.write { db in try db.execute(sql: "DELETE FROM post_gone WHERE seq <= ?", arguments: [seq]) }
     }
 
     /// How many posts are stored (SQLite counts them from the id index: ~20 ms a million).
@@ -105,13 +133,14 @@ struct GeoStore: Sendable {
         return posts
     }
 
-    private func forEachPost(where condition: String, _ body: (IndexedPost) throws -> Void) throws {
+    private func forEachPost(where condition: String, arguments: StatementArguments = [],
+                             _ body: (IndexedPost) throws -> Void) throws {
         try database.pool.read { db in
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT id, owner_id, kind, title, text, lat, lon, category, tags, ref, hours, timezone, notify_radius,
                        rating_average, rating_count, created_at
                 FROM post \(condition)
-                """)
+                """, arguments: arguments)
             while let row = try rows.next() {
                 let tags: String = row[8]
                 let draft = PostDraft(

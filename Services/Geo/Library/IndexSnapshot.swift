@@ -6,21 +6,21 @@ import Wire
 import Glibc
 #endif
 
-/// A binary copy of the post index, written when geo stops and read when it starts,
-/// so that a restart of a million posts reads one file instead of rebuilding the
-/// index from every row of geo's database.
+/// A binary copy of the post index, written when geo stops and while it runs
+/// (`SnapshotKeeper`), and read when it starts, so that a restart of a million posts
+/// reads one file and the rows changed after it instead of rebuilding the index from
+/// every row of geo's database.
 ///
 /// The file is a run of sections (a length, then that many bytes, padded to eight)
 /// between a header and a CRC-32 of everything before it. It is only ever read by
 /// the same build that wrote it (the header names the build and the sizes of the
-/// records it holds), and only when geo's database still holds the id the header
-/// names (`GeoStore.snapshotID`): geo forgets that id as soon as it has read the
-/// file, so a file written before a crash, or beside a database restored from a
-/// backup, is never taken for the database's current state.
+/// records it holds), and only beside the database it names (`GeoStore.snapshotStamp`:
+/// the file's id and its catalogue cursor's epoch), at a feed position the database
+/// has reached.
 enum IndexSnapshot {
     static let magic = Array("HBGEOIX1".utf8)
     /// Raised whenever what `PostIndex.writeSnapshot` writes changes.
-    static let format: UInt32 = 1
+    static let format: UInt32 = 2
 
     /// Beside the database: `geo.sqlite` → `geo.index`.
     static func path(forDatabase databasePath: String) -> String {

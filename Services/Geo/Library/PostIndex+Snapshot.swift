@@ -2,12 +2,15 @@ import Foundation
 import OpeningHours
 
 extension PostIndex {
-    /// Writes the whole index to `path` (see `IndexSnapshot`), tagged with `id`.
+    /// Writes the whole index to `path` (see `IndexSnapshot`), tagged with the
+    /// database's `id`, and with the feed position it holds; returns that position.
     /// Holds the read lock: searches go on, changes wait.
-    func writeSnapshot(to path: String, id: String) throws {
+    @discardableResult
+    func writeSnapshot(to path: String, id: String) throws -> Int64 {
         let writer = try SnapshotWriter(path: path)
-        lock.withReadLock {
+        let position = lock.withReadLock {
             writer.write(string: id)
+            writer.write(int: Int(feedPosition))
             writer.write(array: records)
             writer.write(int: liveCount)
             slots.write(to: writer)
@@ -24,8 +27,10 @@ extension PostIndex {
             writer.write(int: trees.count)
             for tree in trees { tree.write(to: writer) }
             writer.write(array: pending)
+            return feedPosition
         }
         try writer.finish()
+        return position
     }
 
     /// Reads an index `writeSnapshot` wrote with `id`; throws `IndexSnapshot.Unreadable`
@@ -34,8 +39,9 @@ extension PostIndex {
     static func readSnapshot(from path: String, id: String) throws -> PostIndex {
         var reader = try SnapshotReader(path: path)
         let written = try reader.string()
-        guard written == id else { throw IndexSnapshot.Unreadable(description: "it is of another state of the database") }
+        guard written == id else { throw IndexSnapshot.Unreadable(description: "it is of another database") }
         let index = PostIndex()
+        index.feedPosition = Int64(try reader.int())
         index.records = try reader.array()
         index.liveCount = try reader.int()
         index.slots = try SlotTable(from: &reader)

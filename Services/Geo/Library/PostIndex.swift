@@ -41,6 +41,10 @@ public final class PostIndex: @unchecked Sendable {
     /// Slots not in any tree yet.
     var pending: [Int32] = []
     var liveCount = 0
+    /// Where in catalogue's feed the index stands: the seq of the last change it
+    /// holds (0 before any). A snapshot carries it, so a start knows which rows of
+    /// geo's file changed after it (`GeoStore.changes(after:)`).
+    var feedPosition: Int64 = 0
 
     /// A buffer this full becomes a tree.
     static let bufferSize = 512
@@ -116,10 +120,11 @@ public final class PostIndex: @unchecked Sendable {
     /// Applies changes in order (a later one for the same id wins). `applied` gets
     /// each change's transition once the searches see them, before anything moves a
     /// record: the old slots are still there to read (on this thread, the only writer).
-    func apply(_ changes: [Change], applied: (([Transition]) -> Void)? = nil) {
+    func apply(_ changes: [Change], through seq: Int64? = nil, applied: (([Transition]) -> Void)? = nil) {
         var transitions: [Transition] = []
         if applied != nil { transitions.reserveCapacity(changes.count) }
         lock.withWriteLock {
+            if let seq { feedPosition = max(feedPosition, seq) }
             for change in changes {
                 let transition: Transition
                 switch change {
