@@ -191,13 +191,17 @@ final class BenchStack {
     /// Stops a service (SIGTERM, or SIGKILL when `killing`) and starts it again,
     /// with `environment` added to the stack's; returns the seconds from the start
     /// of its process until it answered `health`.
-    func restart(_ service: String, killing: Bool = false, environment extra: [String: String] = [:]) throws -> TimeInterval {
+    /// Stops `service` (with SIGKILL when `killing`), runs `meanwhile`, and starts it
+    /// again; the seconds from its start to its answering.
+    func restart(_ service: String, killing: Bool = false, environment extra: [String: String] = [:],
+                 meanwhile: () -> Void = {}) throws -> TimeInterval {
         if killing, let process = services[service]?.process, process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
         services[service]?.terminate()
         processes.removeAll { $0 === services[service] }
+        meanwhile()
         let started = Date()
         try start(service, timeout: 120, environment: extra)
         return Date().timeIntervalSince(started)
