@@ -12,7 +12,7 @@ RELEASE_BIN := .build/release
 # make test or make run shows where its minutes go (Docs/BENCHMARKS.md, the developer's loop).
 timed = @echo '$(2)'; start=$$(date +%s); $(2); status=$$?; echo "⏱ $(1): $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: deps bench-peers build release test api-check console-check console-browser screenshots client client-check client-snippets compose-check kubernetes-check toolchain-check run bench soak soak-edge fuzz clean
+.PHONY: deps bench-peers build release test api-check console-check console-browser screenshots client client-check client-snippets compose-check compose-test kubernetes-check toolchain-check run bench soak soak-edge fuzz clean
 
 ## deps: apt-install the C libraries the build links against, when missing
 deps:
@@ -47,6 +47,7 @@ release: deps
 test: deps compose-check kubernetes-check toolchain-check client-check client-snippets
 	$(call timed,build with tests,swift build --build-tests)
 	$(call timed,swift test,swift test --skip-build)
+	$(call timed,compose-test,$(MAKE) compose-test)
 	$(call timed,api-check,$(MAKE) api-check)
 	$(call timed,console-check,$(MAKE) console-check)
 
@@ -106,6 +107,15 @@ toolchain-check:
 compose-check:
 	@command -v docker-compose >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null; }
 	docker-compose -f Compose/docker-compose.yml config --quiet
+
+## compose-test: Compose/docker-compose.yml run under podman and podman-compose (installed from Debian when
+## missing) on an image built offline from the debug build `make test` made (Compose/offline/compose-test.sh)
+COMPOSE_PACKAGES := podman podman-compose runc debootstrap
+compose-test:
+	@missing=""; for p in $(COMPOSE_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
+	@test -x .build/debug/here || swift build
+	bash Compose/offline/compose-test.sh .build/debug
 
 ## kubernetes-check: validate Compose/kubernetes/*.yaml against Kubernetes' schemas (kubernetes-validate from PyPI,
 ## in a virtual environment under .build; its schemas travel with it, no cluster needed)

@@ -51,7 +51,12 @@ public struct KeyRing: Sendable, Equatable {
     }
 
     /// Writes a new key pair for each component that has none yet; secrets are 0600.
-    public static func generate(into directory: URL, components: [String] = components) throws {
+    /// With `owner`, the directory and every pair in it (new or not) are given to that
+    /// user and group: a container that runs as another user than the one who made
+    /// the keys reads them where a bind mount keeps owner and mode (Compose's file
+    /// secrets; its images run as 10001).
+    public static func generate(into directory: URL, components: [String] = components,
+                                owner: (uid: UInt32, gid: UInt32)? = nil) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         for component in components {
@@ -63,6 +68,14 @@ public struct KeyRing: Sendable, Equatable {
                 throw KeyRingError("cannot write \(secret.path)")
             }
             try Data((pair.publicKey + "\n").utf8).write(to: directory.appendingPathComponent("\(component).key"))
+        }
+        guard let owner else { return }
+        let paths = [directory.path] + components.flatMap { component in
+            ["secret", "key"].map { directory.appendingPathComponent("\(component).\($0)").path }
+        }
+        for path in paths where chown(path, owner.uid, owner.gid) != 0 {
+            throw KeyRingError("cannot give \(path) to \(owner.uid):\(owner.gid): \(String(cString: strerror(errno)))"
+                               + (getuid() == 0 ? "" : " (only root can)"))
         }
     }
 

@@ -9,6 +9,24 @@ import ZeroMQ
 
 @Suite("CurveZMQ between processes", .serialized, .ownThread)
 struct CurveProcessTests {
+    @Test("here keys generate --owner gives the directory and every pair to a container's user, keeping pairs made before; a malformed owner is refused")
+    func keysForContainers() throws {
+        let directory = "/tmp/hb-keys-\(Identifier.random(count: 8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(try here(["keys", "generate", directory], environment: [:]).status == 0)
+        let before = try String(contentsOfFile: directory + "/auth.secret", encoding: .utf8)
+        let given = try here(["keys", "generate", directory, "--owner", "10001:999"], environment: [:])
+        #expect(given.status == 0, "\(given.err)")
+        for name in ["", "/auth.secret", "/auth.key", "/edge.secret", "/here.key"] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: directory + name)
+            #expect(attributes[.ownerAccountID] as? Int == 10001 && attributes[.groupOwnerAccountID] as? Int == 999, "\(name)")
+        }
+        #expect(try FileManager.default.attributesOfItem(atPath: directory + "/auth.secret")[.posixPermissions] as? Int == 0o600)
+        #expect(try String(contentsOfFile: directory + "/auth.secret", encoding: .utf8) == before, "pairs made before are kept")
+        let refused = try here(["keys", "generate", directory, "--owner", "hereabouts"], environment: [:])
+        #expect(refused.status != 0 && refused.err.contains("--owner takes UID or UID:GID"), "\(refused.err)")
+    }
+
     @Test("with HEREABOUTS_KEYS_DIR, a service admits only listed keys: plaintext and unlisted clients get nothing; catalogue verifies tokens over CURVE")
     func allowList() throws {
         let directory = URL(fileURLWithPath: "/tmp/hb-curve-\(Identifier.random(count: 8))")

@@ -243,9 +243,19 @@ struct KeysGenerate: ParsableCommand {
         commandName: "generate", abstract: "Write a key pair per component (auth, catalogue, geo, favourites, chat, edge, here) into DIR.",
         discussion: "<component>.key holds the Z85 public key, <component>.secret the secret key (mode 0600). Existing pairs are kept. Point HEREABOUTS_KEYS_DIR at DIR.")
     @Argument var directory: String
+    @Option(help: "UID[:GID] to own the directory and its pairs, for containers that run as another user (Compose's images: 10001).")
+    var owner: String?
 
     func run() throws {
-        try KeyRing.generate(into: URL(fileURLWithPath: directory))
+        var ids: (uid: UInt32, gid: UInt32)?
+        if let owner {
+            let parts = owner.split(separator: ":", omittingEmptySubsequences: false)
+            guard (1...2).contains(parts.count), let uid = UInt32(parts[0]), let gid = parts.count == 2 ? UInt32(parts[1]) : uid else {
+                throw ValidationError("--owner takes UID or UID:GID, numbers, not \(owner)")
+            }
+            ids = (uid, gid)
+        }
+        try KeyRing.generate(into: URL(fileURLWithPath: directory), owner: ids)
         print("Keys in \(directory): " + KeyRing.components.map { "\($0).key" }.joined(separator: ", "))
     }
 }
