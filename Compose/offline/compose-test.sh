@@ -4,7 +4,8 @@
 # no second Swift build). Checks, against the published edge from the host: the stack
 # comes up and every service reaches every other (`here status` in a container), a
 # user registers, posts and finds the post near a named place, only the edge is
-# published, and data outlives `down` and `up`. Run as root.
+# published, catalogue and a geo replica killed with kill -9 come back with every
+# acknowledged write while searches go on, and data outlives `down` and `up`. Run as root.
 #
 #   Compose/offline/compose-test.sh [BUILD_DIR]    (default .build/debug)
 set -euo pipefail
@@ -78,6 +79,51 @@ for port in 7101 7102 7103 7104 7105 7201 7202 7203 7205 9464; do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then fail "port $port is reachable from the host"; fi
 done
 echo "only the edge is published"
+
+# Faults. kill -9 of the main process of catalogue's container (by its PID on the host:
+# `podman kill` counts as a stop, which `restart: unless-stopped` leaves down): the
+# container is restarted and every acknowledged write is there.
+pid_of() { podman inspect --format '{{.State.Pid}}' "hereabouts-test_$1_1"; }
+restarted() {
+    local old=$2
+    for _ in $(seq 1 600); do
+        local now; now=$(pid_of "$1" 2>/dev/null || echo 0)
+        if [ "$now" != 0 ] && [ "$now" != "$old" ]; then return 0; fi
+        sleep 0.1
+    done
+    return 1
+}
+ids=()
+for n in $(seq 1 20); do
+    created=$(call "fault-$n" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+        -d "{\"kind\":\"tip\",\"title\":\"Acknowledged $n\",\"lat\":52.09,\"lon\":5.12}" "$edge/v1/posts") || fail "post $n failed"
+    ids+=("$(json "['post']['id']" <<<"$created")")
+done
+old=$(pid_of catalogue)
+kill -9 "$old"
+restarted catalogue "$old" || fail "catalogue was not restarted after kill -9"
+for id in "${ids[@]}"; do
+    call "read-$id" "$edge/v1/posts/$id" >/dev/null || fail "post $id, acknowledged before the kill, is gone"
+done
+echo "catalogue restarted after kill -9 with its ${#ids[@]} acknowledged posts"
+
+# kill -9 of one geo replica while searches go on: every search is answered (the edge
+# goes round the replicas), and the replica comes back.
+searches=$root/.build/compose-test.searches
+: >"$searches"
+( end=$((SECONDS + 8)); while [ $SECONDS -lt $end ]; do
+      curl -s -o /dev/null -m 10 -w '%{http_code}\n' "$edge/v1/search?lat=52.09&lon=5.12&radius=2000&q=acknowledged" >>"$searches"
+  done ) &
+searcher=$!
+sleep 2
+old=$(pid_of geo-1)
+kill -9 "$old"
+restarted geo-1 "$old" || fail "geo-1 was not restarted after kill -9"
+wait "$searcher"
+answered=$(grep -c '^200$' "$searches" || true)
+total=$(wc -l <"$searches")
+[ "$answered" = "$total" ] && [ "$total" -gt 0 ] || fail "$((total - answered)) of $total searches failed while geo-1 was killed"
+echo "geo-1 restarted after kill -9; $answered of $total searches answered meanwhile"
 
 # Data outlives down and up (the named volumes).
 compose down || fail "down failed"
