@@ -114,7 +114,7 @@ COMPOSE_PACKAGES := podman podman-compose runc debootstrap
 compose-test:
 	@missing=""; for p in $(COMPOSE_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
-	@test -x .build/debug/here || swift build
+	@test -x .build/debug/here || swift build --build-tests
 	bash Compose/offline/compose-test.sh .build/debug
 
 ## kubernetes-check: validate Compose/kubernetes/*.yaml against Kubernetes' schemas (kubernetes-validate from PyPI,
