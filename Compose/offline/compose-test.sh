@@ -44,6 +44,13 @@ compose up -d || fail "podman-compose up failed"
 ready || fail "the stack was not ready within 120 s"
 echo "stack ready in $((SECONDS - up_started)) s"
 podman exec hereabouts-test_auth_1 here status
+# Each runs as the image's user, on a root filesystem it cannot write.
+for service in auth catalogue geo geo-1 favourites chat edge; do
+    [ "$(podman exec "hereabouts-test_${service}_1" id -u)" = 10001 ] || fail "$service does not run as 10001"
+    [ "$(podman inspect --format '{{.HostConfig.ReadonlyRootfs}}' "hereabouts-test_${service}_1")" = true ] \
+        || fail "$service's root filesystem is writable"
+done
+echo "every container runs as 10001 on a read-only root filesystem"
 
 json() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
 # A request until it succeeds, for 60 s at most, as an app retries (a create with an
