@@ -14,6 +14,7 @@ struct SettingsTests {
         #expect(settings.eventsEndpoint == "tcp://127.0.0.1:7203")
         #expect(settings.dataDirectory == "/home/ada/.local/share/hereabouts")
         #expect(settings.databasePath == "/home/ada/.local/share/hereabouts/geo.sqlite")
+        #expect(settings.backupDirectory == "/home/ada/.local/share/hereabouts/backups")
         #expect(settings.logLevel == .info)
         #expect(settings.workers >= 4)
         #expect(try ServiceSettings(service: "favourites", environment: [:]).eventsEndpoint == nil)
@@ -25,6 +26,7 @@ struct SettingsTests {
             "HEREABOUTS_AUTH_ENDPOINT": "tcp://0.0.0.0:9101",
             "HEREABOUTS_AUTH_EVENTS": "tcp://0.0.0.0:9201",
             "HEREABOUTS_DATA_DIR": "/var/lib/hereabouts",
+            "HEREABOUTS_BACKUP_DIR": "/backups/.staging",
             "HEREABOUTS_WORKERS": "6",
             "HEREABOUTS_LOG_LEVEL": "debug",
             "HEREABOUTS_CATALOGUE_ENDPOINT": "tcp://catalogue:7102",
@@ -33,6 +35,7 @@ struct SettingsTests {
         #expect(fromEnvironment.endpoint == "tcp://0.0.0.0:9101")
         #expect(fromEnvironment.eventsEndpoint == "tcp://0.0.0.0:9201")
         #expect(fromEnvironment.dataDirectory == "/var/lib/hereabouts")
+        #expect(fromEnvironment.backupDirectory == "/backups/.staging")
         #expect(fromEnvironment.workers == 6)
         #expect(fromEnvironment.logLevel == .debug)
         #expect(fromEnvironment.endpoints(of: "catalogue").requests == "tcp://catalogue:7102")

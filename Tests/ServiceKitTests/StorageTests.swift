@@ -86,6 +86,18 @@ struct StorageTests {
         #expect(try database.backup(name: "e", service: "toy", now: now).bytes > 0)
     }
 
+    @Test("with a backups directory of its own (HEREABOUTS_BACKUP_DIR), the copies are made there")
+    func backupsElsewhere() throws {
+        let (_, directory) = try openDatabase()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let shared = directory.appendingPathComponent("shared/.staging")
+        let database = try ServiceDatabase(path: directory.appendingPathComponent("other.sqlite").path, backups: shared.path) { _ in }
+        let reply = try database.backup(name: "nightly", service: "toy")
+        #expect(reply.file == shared.appendingPathComponent("nightly/toy.sqlite").path)
+        #expect(FileManager.default.fileExists(atPath: reply.file))
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("backups/nightly").path))
+    }
+
     @Test("a checkpoint starts the WAL over even while writes keep coming")
     func checkpointRestartsTheWAL() throws {
         let (database, directory) = try openDatabase()

@@ -19,7 +19,8 @@ public struct ServiceBase: Sendable {
                 followsUsers: Bool = true, schema: (inout DatabaseMigrator) -> Void) throws {
         self.settings = settings
         self.logger = logger
-        database = try ServiceDatabase(path: settings.databasePath, durability: durability, maxBytes: settings.databaseMaxBytes) { migrator in
+        database = try ServiceDatabase(path: settings.databasePath, durability: durability, maxBytes: settings.databaseMaxBytes,
+                                       backups: settings.backupDirectory) { migrator in
             schema(&migrator)
             if followsUsers { DeletedUsers.register(in: &migrator) }
         }

@@ -41,6 +41,10 @@ public struct ServiceSettings: Sendable {
     public var endpoint: String
     public var eventsEndpoint: String?
     public var dataDirectory: String
+    /// Where the service makes the copies `here backup` takes (`HEREABOUTS_BACKUP_DIR`,
+    /// else `<data dir>/backups`): a directory every service shares, as a volume each
+    /// container mounts, lets `here` in one container take them all.
+    public var backupDirectory: String
     public var workers: Int
     public var logLevel: Logger.Level
     /// Writes per second and burst per user (`HEREABOUTS_RATE_LIMIT`); nil when off.
@@ -101,6 +105,8 @@ public struct ServiceSettings: Sendable {
         eventsEndpoint = options.events ?? eventsList?.dropFirst(replica).first ?? own.events
         dataDirectory = options.dataDirectory ?? environment["HEREABOUTS_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
             ?? Self.defaultDataDirectory(environment: environment)
+        backupDirectory = environment["HEREABOUTS_BACKUP_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? URL(fileURLWithPath: dataDirectory).appendingPathComponent("backups").path
         if let text = options.workers.map(String.init) ?? environment["HEREABOUTS_WORKERS"] {
             guard let count = Int(text), (1...256).contains(count) else {
                 throw ValidationError("workers must be a number from 1 to 256, not \(text)")

@@ -5,8 +5,8 @@ import ServiceClient
 import Wire
 
 extension ServiceDatabase {
-    /// A consistent copy of the file while it serves, into
-    /// `<data dir>/backups/<name>/<service>.sqlite` (0600, its directories 0700).
+    /// A consistent copy of the file while it serves, into `<backups>/<name>/<service>.sqlite`
+    /// (`backups`: `HEREABOUTS_BACKUP_DIR`, else `<data dir>/backups`; 0600, its directories 0700).
     ///
     /// `VACUUM INTO` on a read-only connection of its own reads one snapshot, beside
     /// the writer (WAL mode: writes go on), and writes a compact file. The copy is
@@ -14,7 +14,6 @@ extension ServiceDatabase {
     /// whole; asked again for the same name (a retried request), the finished copy is
     /// described again rather than made twice.
     public func backup(name: String, service: String, now: Date = Date()) throws -> BackupReply {
-        let backups = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("backups", isDirectory: true)
         let directory = backups.appendingPathComponent(name, isDirectory: true)
         let target = directory.appendingPathComponent("\(service).sqlite")
         let files = FileManager.default

@@ -20,6 +20,9 @@ public final class ServiceDatabase: Sendable {
     /// The most the file may grow to (`HEREABOUTS_DATABASE_MAX_BYTES`); past it writes
     /// are refused as on a full disk. Nil: the disk is the limit.
     public let maxBytes: Int64?
+    /// Where `<service>.backup` makes its copies (`<name>/<service>.sqlite` in it):
+    /// `HEREABOUTS_BACKUP_DIR`, else `backups` beside the file.
+    public let backups: URL
     /// Requests' write transactions, joined when they arrive together.
     let groupCommit: GroupCommit
     /// A connection of its own for checkpoints, so that they run beside the writer.
@@ -27,7 +30,7 @@ public final class ServiceDatabase: Sendable {
 
     /// Opens (creating when needed) the database and runs ServiceKit's migrations,
     /// then the service's own, registered by `migrations`.
-    public init(path: String, durability: Durability = .normal, maxBytes: Int64? = nil,
+    public init(path: String, durability: Durability = .normal, maxBytes: Int64? = nil, backups: String? = nil,
                 migrations: (inout DatabaseMigrator) -> Void) throws {
         var configuration = Configuration()
         configuration.label = URL(fileURLWithPath: path).lastPathComponent
@@ -59,6 +62,8 @@ public final class ServiceDatabase: Sendable {
         try Self.prepareFiles(path)
         self.path = path
         self.maxBytes = maxBytes
+        self.backups = backups.map { URL(fileURLWithPath: $0, isDirectory: true) }
+            ?? URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("backups", isDirectory: true)
         self.pool = try DatabasePool(path: path, configuration: configuration)
         self.groupCommit = GroupCommit(writer: pool)
         self.checkpointer = try DatabaseQueue(path: path, configuration: configuration)
