@@ -29,12 +29,17 @@ cleanup() { compose down -v || true; podman network rm -f hereabouts-test_backen
 trap cleanup EXIT
 cleanup
 
-# Until the edge says every service answers it, and each service answers the others.
+# Until the edge says every service answers it, and from inside every service's
+# container `here status` finds every other answering (name look-ups included).
+reaches_all() {
+    podman exec "hereabouts-test_$1_1" here status 2>/dev/null | awk 'NR > 1 && $3 != "ok" { bad = 1 } END { exit bad }'
+}
 ready() {
     for _ in $(seq 1 120); do
-        if curl -sf -m 2 "$edge/health/ready" >/dev/null \
-           && podman exec hereabouts-test_auth_1 here status 2>/dev/null | awk 'NR > 1 && $3 != "ok" { bad = 1 } END { exit bad }'; then
-            return 0
+        if curl -sf -m 2 "$edge/health/ready" >/dev/null; then
+            local all=yes
+            for service in auth catalogue geo geo-1 favourites chat; do reaches_all "$service" || { all=""; break; }; done
+            [ -n "$all" ] && return 0
         fi
         sleep 1
     done
