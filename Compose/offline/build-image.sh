@@ -32,6 +32,7 @@ cp -R "$bin/Hereabouts_Geo.resources" "$bin/Hereabouts_Edge.resources" "$work/co
 runtime=$(readelf -d "$bin/here" | sed -n 's/.*runpath: \[\([^:]*\).*/\1/p')
 for product in $products; do ldd "$bin/$product"; done | awk -v dir="$runtime/" 'index($3, dir) == 1 { print $3 }' | sort -u \
     | xargs -r cp -t "$work/context/swift/"
-podman build --quiet --build-arg BASE="$base" --build-arg SWIFT_RUNTIME="$runtime" -t hereabouts:latest \
+# Docker's image format: podman's own (OCI) keeps no HEALTHCHECK.
+podman build --quiet --format docker --build-arg BASE="$base" --build-arg SWIFT_RUNTIME="$runtime" -t hereabouts:latest \
     -f Compose/offline/Containerfile "$work/context" >/dev/null
 echo "hereabouts:latest from $bin on $base"

@@ -58,7 +58,7 @@ for service in auth catalogue geo geo-1 favourites chat edge; do
 done
 echo "every container runs as 10001 on a read-only root filesystem"
 # Each container's health check as the engine runs it (without systemd, podman runs them
-# only when asked); they are shell strings, which both Compose tools pass on whole.
+# only when asked): `here probe`, a CMD list without spaces, which every Compose tool passes on whole.
 for service in auth catalogue geo geo-1 favourites chat edge; do
     healthy=""
     for _ in $(seq 1 6); do   # a check that times out once on a busy machine is tried again, for 30 s or so
@@ -68,6 +68,14 @@ for service in auth catalogue geo geo-1 favourites chat edge; do
     [ -n "$healthy" ] || fail "$service's health check failed"
 done
 echo "every health check passes"
+[ "$(podman image inspect --format '{{.HealthCheck.Test}}' hereabouts:latest)" = "[CMD here probe]" ] \
+    || fail "the image has no HEALTHCHECK"
+# A check that can fail: a process that stops answering (stopped by its host PID) fails it.
+geo1_pid=$(podman inspect --format '{{.State.Pid}}' hereabouts-test_geo-1_1)
+kill -STOP "$geo1_pid"
+if podman healthcheck run hereabouts-test_geo-1_1 >/dev/null 2>&1; then kill -CONT "$geo1_pid"; fail "geo-1's health check passes while it is stopped"; fi
+kill -CONT "$geo1_pid"
+echo "the image's HEALTHCHECK is here probe, and it fails for a process that does not answer"
 
 json() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
 # A request until it succeeds, for 60 s at most, as an app retries (a create with an

@@ -93,3 +93,26 @@ struct GatewayTests {
         #expect(GatewayError.from(ServiceError(code: .internal, message: "bug")).exitCode == 3)
     }
 }
+
+@Suite("here probe's target")
+struct ProbeTargetTests {
+    @Test("a container's main process is reached over loopback at the port of its own flags, else of the environment")
+    func targets() throws {
+        let environment = ["HEREABOUTS_GEO_ENDPOINT": "tcp://geo:7113,tcp://geo-1:7113", "HEREABOUTS_EDGE_LISTEN": "edge:9090"]
+        #expect(try ProbeTarget.from(commandLine: ["/usr/local/bin/geo-service", "--replica", "1", "--endpoint", "tcp://0.0.0.0:7103"],
+                                     environment: environment) == .service(name: "geo", endpoint: "tcp://127.0.0.1:7103"))
+        #expect(try ProbeTarget.from(commandLine: ["auth-service", "--endpoint=tcp://[::]:7201"], environment: [:])
+                == .service(name: "auth", endpoint: "tcp://127.0.0.1:7201"))
+        #expect(try ProbeTarget.from(commandLine: ["geo-service"], environment: environment)
+                == .service(name: "geo", endpoint: "tcp://127.0.0.1:7113"))
+        #expect(try ProbeTarget.from(commandLine: ["favourites-service"], environment: [:])
+                == .service(name: "favourites", endpoint: "tcp://127.0.0.1:7104"))
+        #expect(try ProbeTarget.from(commandLine: ["edge-service", "--listen", "0.0.0.0:8080"], environment: environment)
+                == .edge(address: "127.0.0.1:8080"))
+        #expect(try ProbeTarget.from(commandLine: ["edge-service"], environment: environment) == .edge(address: "127.0.0.1:9090"))
+        #expect(throws: GatewayError.self) { try ProbeTarget.from(commandLine: ["bash"], environment: [:]) }
+        #expect(throws: GatewayError.self) { try ProbeTarget.from(commandLine: ["mail-service"], environment: [:]) }
+        #expect(throws: GatewayError.self) { try ProbeTarget.from(commandLine: ["auth-service", "--endpoint", "tcp://x:0"], environment: [:]) }
+        #expect(throws: GatewayError.self) { try ProbeTarget.from(commandLine: [], environment: [:]) }
+    }
+}

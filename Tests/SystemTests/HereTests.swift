@@ -279,6 +279,15 @@ struct HereTests {
         // A service killed outright is back at once (favourites starts fastest), and the next call works.
         let favouritesLine = try #require(up.logText.split(separator: "\n").first { $0.hasPrefix("favourites ") })
         let pid = try #require(favouritesLine.split(separator: " ").last.flatMap { Int32($0) })
+        // A container's health check: `here probe` finds the process's port from its own command line (or the
+        // environment, as the process itself does) and asks it over loopback; a process that stops answering fails it.
+        let probe = try here(["probe", "--pid", "\(pid)"], environment: environment)
+        #expect(probe.status == 0 && probe.out.hasPrefix("favourites at tcp://127.0.0.1:"), "\(probe)")
+        kill(pid, SIGSTOP)
+        let stopped = try here(["probe", "--pid", "\(pid)", "--timeout", "1"], environment: environment)
+        kill(pid, SIGCONT)
+        #expect(stopped.status == 2 && stopped.err.contains("favourites does not answer"), "\(stopped)")
+        #expect(try here(["probe", "--pid", "\(up.process.processIdentifier)"], environment: environment).status == 1)
         let killed = Date()
         kill(pid, SIGKILL)
         #expect(logContains("favourites restarted", within: 30), "\(up.logText)")
@@ -293,6 +302,8 @@ struct HereTests {
 
         // The edge is supervised the same way.
         let edgePid = try #require(CrashTests.child(named: "edge-service", of: up.process.processIdentifier))
+        let edgeProbe = try here(["probe", "--pid", "\(edgePid)"], environment: environment)
+        #expect(edgeProbe.status == 0 && edgeProbe.out == "edge at 127.0.0.1:\(edgePort): ready\n", "\(edgeProbe)")
         kill(edgePid, SIGKILL)
         #expect(logContains("edge restarted", within: 30), "\(up.logText)")
         var edgeBack = false
