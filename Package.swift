@@ -38,6 +38,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
@@ -75,6 +76,17 @@ let package = Package(
             name: "Contracts",
             dependencies: ["Wire"],
             path: "Shared/Contracts",
+            swiftSettings: swiftSettings
+        ),
+        // Mail as it leaves: MIME messages, and their delivery over SMTP or into files.
+        .target(
+            name: "Mail",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Shared/Mail",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -133,6 +145,8 @@ let package = Package(
             name: "ServiceKitTesting",
             dependencies: ["ServiceKit", "ServiceClient", "ZeroMQ", "Wire", "Contracts"],
             path: "Shared/ServiceKitTesting",
+            // Run by SMTPTestServer from where it lies.
+            exclude: ["smtp_server.py"],
             swiftSettings: swiftSettings
         ),
 
@@ -393,6 +407,11 @@ let package = Package(
                 "TestThreads", "Chat", "StackFixtures", "ServiceKit", "ServiceKitTesting", "ServiceClient", "Wire", "Contracts", "ZeroMQ",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MailTests",
+            dependencies: ["TestThreads", "Mail", "ServiceKitTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,117 @@
+import Foundation
+import Wire
+
+/// A real SMTP server for tests: `smtp_server.py` beside this file, on Debian's
+/// `python3-aiosmtpd`, with the faults a relay shows (see the script). Every message
+/// it accepts is kept as a file; `messages` reads them back.
+public final class SMTPTestServer {
+    public struct Options: Sendable {
+        public enum Security: Sendable { case none, startTLS, implicitTLS }
+        public var security: Security = .none
+        /// `user:password` the server requires.
+        public var credentials: String?
+        /// The first N messages' data are answered 451.
+        public var refuseFirst = 0
+        /// The first N messages after those: the connection closes once their data arrived, unanswered.
+        public var dropFirst = 0
+        /// Every recipient is answered 550.
+        public var rejectAll = false
+
+        public init(security: Security = .none, credentials: String? = nil, refuseFirst: Int = 0, dropFirst: Int = 0,
+                    rejectAll: Bool = false) {
+            self.security = security
+            self.credentials = credentials
+            self.refuseFirst = refuseFirst
+            self.dropFirst = dropFirst
+            self.rejectAll = rejectAll
+        }
+    }
+
+    /// One message as the server kept it.
+    public struct Received: Sendable {
+        public var recipients: [String]
+        public var data: String
+    }
+
+    public let port: Int
+    public let directory: URL
+    /// The server's self-signed certificate (for `localhost`), to trust in the client.
+    public let certificate: URL
+    private let process = Process()
+    private let input = Pipe()
+
+    public init(_ options: Options = Options()) throws {
+        directory = URL(fileURLWithPath: "/tmp/hb-smtp-\(Identifier.random(count: 8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        certificate = directory.appendingPathComponent("cert.pem")
+        let key = directory.appendingPathComponent("key.pem")
+        let endpoint = try ChildProcess.freeEndpoint()
+        port = Int(endpoint.split(separator: ":").last ?? "") ?? 0
+        var arguments = [Self.script.path, "--port", "\(port)", "--dir", directory.appendingPathComponent("kept").path]
+        if options.security != .none {
+            try Self.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.path, "-out", certificate.path,
+                                              "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"])
+            arguments += [options.security == .startTLS ? "--starttls" : "--tls", certificate.path, key.path]
+        }
+        if let credentials = options.credentials { arguments += ["--auth", credentials] }
+        if options.refuseFirst > 0 { arguments += ["--refuse-first", "\(options.refuseFirst)"] }
+        if options.dropFirst > 0 { arguments += ["--drop-first", "\(options.dropFirst)"] }
+        if options.rejectAll { arguments.append("--reject") }
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        let ready = output.fileHandleForReading.availableData
+        guard String(decoding: ready, as: UTF8.self).hasPrefix("READY") else {
+            throw ServiceError(code: .internal, message: "the test SMTP server did not start (is python3-aiosmtpd installed? make deps installs it)")
+        }
+    }
+
+    deinit { stop() }
+
+    public func stop() {
+        guard process.isRunning else { return }
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
+    /// The messages kept so far, in the order they arrived.
+    public var messages: [Received] {
+        let kept = directory.appendingPathComponent("kept")
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: kept.path)) ?? [])
+            .filter { $0.hasSuffix(".eml") }.sorted { (Int($0.dropLast(4)) ?? 0) < (Int($1.dropLast(4)) ?? 0) }
+        return names.map { name in
+            let base = kept.appendingPathComponent(String(name.dropLast(4)))
+            let recipients = (try? String(contentsOf: base.appendingPathExtension("rcpt"), encoding: .utf8)) ?? ""
+            let data = (try? String(contentsOf: base.appendingPathExtension("eml"), encoding: .utf8)) ?? ""
+            return Received(recipients: recipients.split(separator: "\n").map(String.init), data: data)
+        }
+    }
+
+    /// Waits up to `timeout` seconds for `count` messages.
+    public func waitFor(_ count: Int, timeout: TimeInterval = 30) -> [Received] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline && messages.count < count { Thread.sleep(forTimeInterval: 0.05) }
+        return messages
+    }
+
+    private static var script: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("smtp_server.py")
+    }
+
+    private static func run(_ executable: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ServiceError(code: .internal, message: "\(executable) \(arguments.joined(separator: " ")) failed")
+        }
+    }
+}
