@@ -154,7 +154,7 @@ let package = Package(
         .target(
             name: "Auth",
             dependencies: [
-                "ServiceKit", "Contracts", "Wire", "Imaging",
+                "ServiceKit", "Contracts", "Wire", "Imaging", "Mail",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -8,15 +8,18 @@ public struct HealthReply: Codable, Sendable, Equatable {
     public var memory: MemoryUse?
     /// The storage its file is on; nil for a service without a file.
     public var storage: StorageUse?
+    /// The mail the service sends (auth's account mail); nil for a service that sends none.
+    public var mail: MailQueueStatus?
 
     public init(service: String, version: String, uptimeSeconds: Double, status: String = "ok", memory: MemoryUse? = nil,
-                storage: StorageUse? = nil) {
+                storage: StorageUse? = nil, mail: MailQueueStatus? = nil) {
         self.service = service
         self.version = version
         self.uptimeSeconds = uptimeSeconds
         self.status = status
         self.memory = memory
         self.storage = storage
+        self.mail = mail
     }
 }
 

@@ -3,7 +3,7 @@ import Foundation
 /// One mail as it leaves: addresses, a subject and the same text as plain text and
 /// HTML. `rendered()` writes it as an RFC 5322 message with MIME (RFC 2045–2047):
 /// every line 7-bit and at most 78 characters, so any relay passes it on unchanged.
-public struct MailMessage: Sendable, Equatable {
+public struct MailMessage: Sendable, Equatable, Codable {
     public var from: MailAddress
     public var to: MailAddress
     public var subject: String

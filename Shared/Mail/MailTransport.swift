@@ -125,5 +125,5 @@ public struct SMTPConfiguration: Sendable, Equatable {
 
 public struct SMTPConfigurationError: Error, CustomStringConvertible {
     public let description: String
-    init(_ description: String) { self.description = description }
+    public init(_ description: String) { self.description = description }
 }

@@ -16,9 +16,12 @@ public final class SMTPTestServer {
         public var dropFirst = 0
         /// Every recipient is answered 550.
         public var rejectAll = false
+        /// A port of its own choosing (a relay that comes back where it was); else a free one.
+        public var port: Int?
 
         public init(security: Security = .none, credentials: String? = nil, refuseFirst: Int = 0, dropFirst: Int = 0,
-                    rejectAll: Bool = false) {
+                    rejectAll: Bool = false, port: Int? = nil) {
+            self.port = port
             self.security = security
             self.credentials = credentials
             self.refuseFirst = refuseFirst
@@ -45,8 +48,11 @@ public final class SMTPTestServer {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         certificate = directory.appendingPathComponent("cert.pem")
         let key = directory.appendingPathComponent("key.pem")
-        let endpoint = try ChildProcess.freeEndpoint()
-        port = Int(endpoint.split(separator: ":").last ?? "") ?? 0
+        if let port = options.port {
+            self.port = port
+        } else {
+            port = Int(try ChildProcess.freeEndpoint().split(separator: ":").last ?? "") ?? 0
+        }
         var arguments = [Self.script.path, "--port", "\(port)", "--dir", directory.appendingPathComponent("kept").path]
         if options.security != .none {
             try Self.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.path, "-out", certificate.path,

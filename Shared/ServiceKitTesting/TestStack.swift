@@ -45,6 +45,13 @@ public final class TestStack {
         running.append(service)
     }
 
+    /// Stops one service started here (a crash or a restart, in a test), keeping the
+    /// directory and its files.
+    public func stop(_ service: any RunnableService) {
+        service.stop()
+        running.removeAll { ObjectIdentifier($0 as AnyObject) == ObjectIdentifier(service as AnyObject) }
+    }
+
     /// A client of `service` with a short timeout and one try, so a test that
     /// expects no answer fails fast.
     public func client(_ service: String, timeout: TimeInterval = 5, tries: Int = 1) -> ServiceClient {

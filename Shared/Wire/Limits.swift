@@ -40,7 +40,7 @@ public enum Identifier {
         return utf8.allSatisfy(isIDByte)
     }
 
-    static func isIDByte(_ byte: UInt8) -> Bool {
+    public static func isIDByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
              UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):

@@ -11,15 +11,31 @@ import Wire
 /// quickly; `standardCost: true` keeps the production cost.
 final class AuthFixture {
     let stack: TestStack
-    let service: AuthService
+    private(set) var service: AuthService
     let client: ServiceClient
+    let settings: ServiceSettings
+    let options: AuthService.Options
 
-    init(standardCost: Bool = false, hashWorkers: Int = 1, hashQueueCapacity: Int = 64) throws {
+    /// Stops the service and starts another on the same file (a restart, or recovery after a crash).
+    func restart() throws {
+        stack.stop(service)
+        service = try AuthService(settings: settings, options: options, logger: TestStack.logger("auth"))
+        try stack.start(service)
+    }
+
+    /// - environment: variables besides the stack's (a relay in `HEREABOUTS_SMTP_URL`, say).
+    init(standardCost: Bool = false, hashWorkers: Int = 1, hashQueueCapacity: Int = 64,
+         environment: [String: String] = [:]) throws {
         stack = try TestStack()
         var options = AuthService.Options(hashWorkers: hashWorkers, hashQueueCapacity: hashQueueCapacity)
         if !standardCost { options.scrypt = ScryptParameters(logN: 10, r: 8, p: 1) }
-        service = try AuthService(settings: try stack.settings(for: "auth"), options: options,
-                                  logger: TestStack.logger("auth"))
+        // A relay that refused a message for now is tried again in a fraction of a second.
+        options.mailRetryDelay = 0.2
+        var settings = try stack.settings(for: "auth")
+        settings.environment.merge(environment) { $1 }
+        self.settings = settings
+        self.options = options
+        service = try AuthService(settings: settings, options: options, logger: TestStack.logger("auth"))
         try stack.start(service)
         client = stack.client("auth", timeout: 20)
     }

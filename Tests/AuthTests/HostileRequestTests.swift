@@ -164,6 +164,23 @@ private let bodyCases: [HostileCase] = [
     }, expected: "invalid_argument username"),
     HostileCase(name: "SQL text in ids", frames: { _ in [request("auth.users.get", body: #"{"ids":["1 OR 1=1"]}"#)] },
                 expected: "invalid_argument ids[0]"),
+    HostileCase(name: "a link token with a quote", frames: { _ in [request("auth.email.verify", body: #"{"token":"abcdefghijklmnop'--"}"#)] },
+                expected: "invalid_argument token"),
+    HostileCase(name: "a link token of 10,000 characters", frames: { _ in
+        [request("auth.password.reset", body: #"{"token":"\#(String(repeating: "a", count: 10_000))","newPassword":"password1"}"#)]
+    }, expected: "invalid_argument token"),
+    HostileCase(name: "a well-formed token nobody made", frames: { _ in
+        [request("auth.password.reset", body: #"{"token":"\#(String(repeating: "A", count: 32))","newPassword":"password1"}"#)]
+    }, expected: "invalid_argument token"),
+    HostileCase(name: "a forgotten password for a header injection", frames: { _ in
+        [request("auth.password.forgot", body: #"{"email":"a@example.org\r\nBcc: all@example.org"}"#)]
+    }, expected: "invalid_argument email"),
+    HostileCase(name: "a resend whose body is a string", frames: { context in
+        [request("auth.email.verify.resend", body: #""again""#, token: try context.forge(Date()))]
+    }, expected: "bad_request"),
+    HostileCase(name: "a new address with angle brackets and no password", frames: { context in
+        [request("auth.email.change", body: #"{"email":"<a>@example.org"}"#, token: try context.forge(Date()))]
+    }, expected: "invalid_argument password"),
 ]
 
 @Suite("Malformed and hostile auth requests", .ownThread)

@@ -30,6 +30,8 @@ struct AuthHandlers: Sendable {
     /// New accounts one client address may make (registrations and upgrades, and
     /// anonymous accounts apart); nil for no limit.
     let accountsPerAddress: RateLimiter.Policy?
+    /// Where account mail comes from and where its links point.
+    let mail: AccountMailSettings
 
     func register(into router: inout Router) {
         router.sessionWrite(AuthAPI.register, lane: .pool(Self.hashingPool), state: SessionState.self,
@@ -58,6 +60,7 @@ struct AuthHandlers: Sendable {
         router.readWithAttachments(AuthAPI.avatarGet, avatarGet)
         router.read(AuthAPI.publicKey, lane: .front) { _, _ in PublicKeysReply(keys: [issuer.publicKey]) }
         router.changes(AuthAPI.changes, outbox: store.outbox, database: store.database)
+        registerAccountMail(into: &router)
         // Each account costs a row, and a registration or upgrade a password hash on the
         // hashing threads: refused by address, before any of that is spent.
         if let accountsPerAddress {
@@ -82,6 +85,7 @@ struct AuthHandlers: Sendable {
         return try context.commitSession { db in
             let user = try store.insertUser(anonymous: false, fields: fields, now: now, in: db)
             try store.noteSignIn(userID: user.id, origin: context.origin, now: now, in: db)
+            try mailConfirmation(to: user, now: now, in: db)
             return try openSession(for: user, now: now, in: db)
         }
     }
@@ -118,6 +122,7 @@ struct AuthHandlers: Sendable {
         return try context.commitSession { db in
             let user = try store.upgrade(userID: caller.userID, fields: fields, now: now, in: db)
             try store.noteSignIn(userID: user.id, origin: context.origin, now: now, in: db)
+            try mailConfirmation(to: user, now: now, in: db)
             return try session(for: user, sessionID: caller.sessionID, now: now, in: db)
         }
     }
@@ -156,14 +161,9 @@ struct AuthHandlers: Sendable {
 
     func changePassword(_ request: PasswordChangeRequest, _ context: RequestContext) throws -> Committed<SessionReply> {
         let caller = try context.requireCaller()
-        guard let hash = try store.passwordHash(userID: caller.userID) else {
-            throw ServiceError.permissionDenied("anonymous users have no password; upgrade the account first")
-        }
         let now = Date()
-        let attempt = try charge(account: "user:\(caller.userID)", userID: caller.userID, context, now: now)
-        guard hasher.verify(request.oldPassword, against: hash) else {
-            throw ServiceError.unauthenticated("the old password is wrong")
-        }
+        let attempt = try checkPassword(request.oldPassword, of: caller.userID, context, now: now,
+                                        wrong: "the old password is wrong", none: "anonymous users have no password; upgrade the account first")
         let newHash = try hasher.hash(request.newPassword)
         return try context.commitSession { db in
             try store.forgive(attempt, in: db)
@@ -190,10 +190,21 @@ struct AuthHandlers: Sendable {
         }
     }
 
+    /// Checks the caller's own password (to change it, the address, or to delete the
+    /// account), charged to the account's budgets like a login; the charge is to be
+    /// forgiven in the transaction that acts on it.
+    func checkPassword(_ password: String, of userID: String, _ context: RequestContext, now: Date, wrong: String,
+                       none: String) throws -> ChargedAttempt {
+        guard let hash = try store.passwordHash(userID: userID) else { throw ServiceError.permissionDenied(none) }
+        let attempt = try charge(account: "user:\(userID)", userID: userID, context, now: now)
+        guard hasher.verify(password, against: hash) else { throw ServiceError.unauthenticated(wrong) }
+        return attempt
+    }
+
     /// Counts a password check against its budgets before it runs (see `LoginPolicy`):
     /// the strangers' budget too unless `userID` signed in from this origin before;
     /// `rate_limited`, checking nothing, while one has no room.
-    private func charge(account: String, userID: String?, _ context: RequestContext, now: Date) throws -> ChargedAttempt {
+    func charge(account: String, userID: String?, _ context: RequestContext, now: Date) throws -> ChargedAttempt {
         let known = try userID.map { try store.isKnown(origin: context.origin, userID: $0, since: now.addingTimeInterval(-policy.knownFor)) } ?? false
         do {
             return try store.charge(policy.budgets(account: account, origin: context.origin, known: known),
@@ -206,7 +217,7 @@ struct AuthHandlers: Sendable {
     }
 
     /// A new session for `user` with its first token pair.
-    private func openSession(for user: User, now: Date, in db: Database) throws -> (SessionReply, SessionState) {
+    func openSession(for user: User, now: Date, in db: Database) throws -> (SessionReply, SessionState) {
         let sessionID = try store.createSession(userID: user.id, now: now, in: db)
         return try session(for: user, sessionID: sessionID, now: now, in: db)
     }
@@ -220,13 +231,13 @@ struct AuthHandlers: Sendable {
                 SessionState(userId: user.id, sessionId: sessionID))
     }
 
-    private func checkAvailable(email: String, username: String?, except userID: String?) throws {
+    func checkAvailable(email: String, username: String?, except userID: String?) throws {
         let taken = try store.isTaken(email: email, username: username, except: userID)
         if taken.email { throw ServiceError.alreadyExists("an account with this email address exists", field: "email") }
         if taken.username { throw ServiceError.alreadyExists("this username is taken", field: "username") }
     }
 
-    private func existingUser(_ userID: String, in db: Database) throws -> User {
+    func existingUser(_ userID: String, in db: Database) throws -> User {
         guard let user = try store.user(id: userID, in: db) else {
             throw ServiceError.unauthenticated("the user no longer exists")
         }

@@ -114,6 +114,51 @@ enum AuthSchema {
                 CREATE INDEX known_origin_last_at ON known_origin(last_at);
                 """)
         }
+        migrator.registerMigration("auth-5") { db in
+            try db.execute(sql: """
+                -- Account mail (AccountMail): whether the owner confirmed the address, an
+                -- address waiting to be confirmed, and the language mail is written in.
+                ALTER TABLE user ADD COLUMN email_verified INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE user ADD COLUMN pending_email TEXT;
+                ALTER TABLE user ADD COLUMN lang TEXT;
+                -- The tokens of mailed links, kept only as SHA-256 hashes; each works once.
+                -- purpose: verify (the account's address), change (email = the new
+                -- address), reset (a forgotten password).
+                CREATE TABLE mail_token (
+                    token_hash BLOB PRIMARY KEY NOT NULL,
+                    purpose TEXT NOT NULL,
+                    user_id TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                    email TEXT NOT NULL,
+                    expires_at REAL NOT NULL,
+                    used_at REAL
+                ) WITHOUT ROWID;
+                CREATE INDEX mail_token_user ON mail_token(user_id, purpose);
+                -- Mail to send, written in the transaction that makes its token: a crash
+                -- never loses one, nor sends one for a change that rolled back. Rows stay
+                -- a day after they are sent or given up (the per-address budget counts them).
+                CREATE TABLE mail_outbox (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    recipient_key TEXT NOT NULL,
+                    message TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at REAL NOT NULL,
+                    last_error TEXT,
+                    sent_at REAL,
+                    failed_at REAL
+                );
+                CREATE INDEX mail_outbox_due ON mail_outbox(next_attempt_at) WHERE sent_at IS NULL AND failed_at IS NULL;
+                CREATE INDEX mail_outbox_recipient ON mail_outbox(recipient_key, created_at);
+                -- auth.password.forgot writes one of these whether or not an account has the
+                -- address, so that it answers in the same time either way; the mail sender
+                -- turns each into a token and a mail, or into nothing.
+                CREATE TABLE password_reset_request (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    email_key TEXT NOT NULL,
+                    at REAL NOT NULL
+                );
+                """)
+        }
     }
 }
 
@@ -122,7 +167,8 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord, Sendable {
     /// The columns in the order `init(row:)` reads them.
     static let selection = """
         id, email, email_key, username, password_hash, first_name, last_name, display_name, phone, attributes,
-        anonymous, lat, lon, discoverable, show_email, show_phone, has_avatar, created_at, updated_at
+        anonymous, lat, lon, discoverable, show_email, show_phone, has_avatar, created_at, updated_at,
+        email_verified, pending_email, lang
         """
 
     static let databaseTableName = "user"
@@ -149,6 +195,9 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord, Sendable {
     var hasAvatar: Bool
     var createdAt: Double
     var updatedAt: Double
+    var emailVerified: Bool
+    var pendingEmail: String?
+    var lang: String?
 
     /// Reads a row of `selection` by position: hot reads skip Codable's key mapping.
     init(row: Row) {
@@ -156,16 +205,19 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord, Sendable {
         firstName = row[5]; lastName = row[6]; displayName = row[7]; phone = row[8]; attributes = row[9]
         anonymous = row[10]; lat = row[11]; lon = row[12]; discoverable = row[13]; showEmail = row[14]
         showPhone = row[15]; hasAvatar = row[16]; createdAt = row[17]; updatedAt = row[18]
+        emailVerified = row[19]; pendingEmail = row[20]; lang = row[21]
     }
 
     init(id: String, email: String?, emailKey: String?, username: String?, passwordHash: String?,
          firstName: String?, lastName: String?, displayName: String?, phone: String?, attributes: String,
          anonymous: Bool, lat: Double?, lon: Double?, discoverable: Bool, showEmail: Bool, showPhone: Bool,
-         hasAvatar: Bool, createdAt: Double, updatedAt: Double) {
+         hasAvatar: Bool, createdAt: Double, updatedAt: Double, emailVerified: Bool = false, pendingEmail: String? = nil,
+         lang: String? = nil) {
         self.id = id; self.email = email; self.emailKey = emailKey; self.username = username
         self.passwordHash = passwordHash; self.firstName = firstName; self.lastName = lastName
         self.displayName = displayName; self.phone = phone; self.attributes = attributes; self.anonymous = anonymous
         self.lat = lat; self.lon = lon; self.discoverable = discoverable; self.showEmail = showEmail
         self.showPhone = showPhone; self.hasAvatar = hasAvatar; self.createdAt = createdAt; self.updatedAt = updatedAt
+        self.emailVerified = emailVerified; self.pendingEmail = pendingEmail; self.lang = lang
     }
 }

@@ -19,6 +19,8 @@ public final class AuthService: AssembledService {
         public var accountsPerAddressPerHour: Int?
         var scrypt: ScryptParameters
         var loginPolicy: LoginPolicy
+        /// How long a message the relay refused for now waits for its second try.
+        var mailRetryDelay: TimeInterval = 30
 
         /// One hashing thread per two cores: hashing never takes every core, so
         /// `health` and token checks stay fast under a login storm.
@@ -43,6 +45,7 @@ public final class AuthService: AssembledService {
 
     public let assembly: ServiceAssembly
     let store: AuthStore
+    let mailSender: MailSender
 
     public var settings: ServiceSettings { assembly.settings }
 
@@ -57,15 +60,18 @@ public final class AuthService: AssembledService {
         let hasher = PasswordHasher(parameters: options.scrypt)
         let profiles = ProfileCache()
         profiles.observe(base.database.pool)
+        let mail = try AccountMailSettings(environment: settings.environment, dataDirectory: settings.dataDirectory)
+        let sender = MailSender(store: store, settings: mail, retryDelay: options.mailRetryDelay, logger: logger)
         let handlers = AuthHandlers(store: store, hasher: hasher, issuer: issuer, policy: options.loginPolicy,
                                     profiles: profiles, decoyHash: hasher.decoy(),
                                     accountsPerAddress: options.accountsPerAddressPerHour.map {
                                         RateLimiter.Policy(perSecond: Double($0) / 3_600, burst: Double(max(1, $0 / 5)))
-                                    })
+                                    }, mail: mail)
         var router = Router(service: AuthAPI.service)
         handlers.register(into: &router)
 
         self.store = store
+        self.mailSender = sender
         let policy = options.loginPolicy
         assembly = try ServiceAssembly(
             base, service: AuthAPI.service, router: router, publishing: .changes(store.outbox),
@@ -78,7 +84,21 @@ public final class AuthService: AssembledService {
             },
             housekeeping: [.init(name: "forget-sessions", every: 600) {
                 try store.purge(now: Date(), loginWindow: policy.window, knownFor: policy.knownFor)
-            }])
+                try store.purgeMail(now: Date())
+            }],
+            mailStatus: { sender.queueStatus })
+    }
+
+    /// Serves, then sends mail.
+    public func start() throws {
+        try assembly.start()
+        mailSender.start()
+    }
+
+    /// Stops sending (a delivery under way finishes first), then serving.
+    public func stop() {
+        mailSender.stop()
+        assembly.stop()
     }
 
     /// Password requests waiting for a hashing thread.

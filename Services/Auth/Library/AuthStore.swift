@@ -15,6 +15,8 @@ struct AccountFields: Sendable {
     var displayName: String?
     var phone: String?
     var attributes: Attributes
+    /// The primary language of the request's `lang` (`de`, `en`, …), for the account's mail.
+    var lang: String?
 
     init(_ request: RegisterRequest, passwordHash: String) {
         email = request.email
@@ -24,6 +26,7 @@ struct AccountFields: Sendable {
         lastName = request.lastName
         phone = request.phone
         attributes = request.attributes ?? [:]
+        lang = request.lang.flatMap { LanguageTag($0)?.lookupChain.last }
         // A name others can see even when only first and last names were given.
         let fullName = [request.firstName, request.lastName].compactMap { $0 }.joined(separator: " ")
         displayName = request.displayName ?? (fullName.isEmpty ? request.username : fullName)
@@ -135,7 +138,7 @@ final class AuthStore: Sendable {
             lastName: fields?.lastName, displayName: fields?.displayName, phone: fields?.phone,
             attributes: Self.json(fields?.attributes ?? [:]), anonymous: anonymous, lat: nil, lon: nil,
             discoverable: false, showEmail: false, showPhone: false, hasAvatar: false,
-            createdAt: now.timeIntervalSince1970, updatedAt: now.timeIntervalSince1970)
+            createdAt: now.timeIntervalSince1970, updatedAt: now.timeIntervalSince1970, lang: fields?.lang)
         try Self.mapUniqueness { try record.insert(db) }
         let user = Self.user(record)
         try recordUpdated(user, in: db)
@@ -160,6 +163,8 @@ final class AuthStore: Sendable {
         record.phone = fields.phone
         record.attributes = Self.json(fields.attributes)
         record.anonymous = false
+        record.emailVerified = false
+        record.lang = fields.lang ?? record.lang
         record.updatedAt = now.timeIntervalSince1970
         try Self.mapUniqueness { try record.update(db) }
         let user = Self.user(record)
@@ -216,7 +221,7 @@ final class AuthStore: Sendable {
     }
 
     /// Applies `change` to a user's row; tells followers when what they see changed.
-    private func modifyUser(_ userID: String, now: Date, in db: Database,
+    func modifyUser(_ userID: String, now: Date, in db: Database,
                             _ change: (inout UserRecord) throws -> Void) throws -> User {
         guard var record = try Self.record(where: "id = ?", [userID], in: db) else {
             throw ServiceError.unauthenticated("the user no longer exists")
@@ -417,12 +422,12 @@ final class AuthStore: Sendable {
 
     // MARK: Mapping
 
-    private static func record(where condition: String, _ arguments: StatementArguments, in db: Database) throws -> UserRecord? {
+    static func record(where condition: String, _ arguments: StatementArguments, in db: Database) throws -> UserRecord? {
         try UserRecord.fetchOne(db.cachedStatement(sql: "SELECT \(UserRecord.selection) FROM user WHERE \(condition)"),
                                 arguments: arguments)
     }
 
-    private static func user(_ record: UserRecord) -> User {
+    static func user(_ record: UserRecord) -> User {
         let attributes = (try? JSONValueDecoder().decode(Attributes.self, from: Data(record.attributes.utf8))) ?? [:]
         let location = record.lat.flatMap { lat in
             record.lon.map { UserLocation(lat: lat, lon: $0, discoverable: record.discoverable) }
@@ -431,7 +436,8 @@ final class AuthStore: Sendable {
                     lastName: record.lastName, displayName: record.displayName, phone: record.phone,
                     attributes: attributes, anonymous: record.anonymous, location: location,
                     contact: ContactVisibility(showEmail: record.showEmail, showPhone: record.showPhone),
-                    hasAvatar: record.hasAvatar, createdAt: Date(timeIntervalSince1970: record.createdAt))
+                    hasAvatar: record.hasAvatar, createdAt: Date(timeIntervalSince1970: record.createdAt),
+                    emailVerified: record.emailVerified, pendingEmail: record.pendingEmail, lang: record.lang)
     }
 
     private static func json(_ attributes: Attributes) -> String {
@@ -443,7 +449,7 @@ final class AuthStore: Sendable {
     }
 
     /// Turns a unique-constraint failure into `already_exists` naming the field.
-    private static func mapUniqueness(_ write: () throws -> Void) throws {
+    static func mapUniqueness(_ write: () throws -> Void) throws {
         do {
             try write()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {

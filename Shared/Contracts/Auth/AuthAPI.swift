@@ -16,6 +16,16 @@ public enum AuthAPI {
     public static let locationSet = Op<LocationSetRequest, UserReply>("auth.location.set", access: .user, effect: .write)
     public static let passwordChange = Op<PasswordChangeRequest, SessionReply>(
         "auth.password.change", access: .user, effect: .sessionWrite)
+    /// Confirms an address with the token its mail carried (a new account's, or a new address's).
+    public static let emailVerify = Op<EmailTokenRequest, EmailVerifiedReply>("auth.email.verify", access: .anyone, effect: .write)
+    /// Mails the caller's address a new confirmation link.
+    public static let emailVerifyResend = Op<Empty, MailQueuedReply>("auth.email.verify.resend", access: .registered, effect: .write)
+    /// Mails a reset link if an account has the address; answers the same either way.
+    public static let passwordForgot = Op<PasswordForgotRequest, Empty>("auth.password.forgot", access: .anyone, effect: .write)
+    /// Sets a new password with a reset link's token; every session ends, a new one begins.
+    public static let passwordReset = Op<PasswordResetRequest, SessionReply>("auth.password.reset", access: .anyone, effect: .sessionWrite)
+    /// Mails the new address a confirmation link and the old one a notice; the address changes when it is confirmed.
+    public static let emailChange = Op<EmailChangeRequest, MailQueuedReply>("auth.email.change", access: .registered, effect: .write)
     public static let usersGet = Op<UsersGetRequest, UsersReply>("auth.users.get", access: .anyone, effect: .read)
     public static let usersLookup = Op<UsersLookupRequest, PublicUserReply>("auth.users.lookup", access: .registered, effect: .read)
     /// The reply's frame 1 holds the avatar's bytes.

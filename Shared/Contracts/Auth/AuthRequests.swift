@@ -17,10 +17,13 @@ public struct RegisterRequest: ValidatedBody, HoldsSecrets, Equatable {
     public var displayName: String?
     public var phone: String?
     public var attributes: Attributes?
+    /// The language the account's mail is written in (a BCP 47 tag; German for `de…`,
+    /// English otherwise). The edge fills it from `Accept-Language` when it is absent.
+    public var lang: String?
 
     public init(email: String, password: String, username: String? = nil, firstName: String? = nil,
                 lastName: String? = nil, displayName: String? = nil, phone: String? = nil,
-                attributes: Attributes? = nil) {
+                attributes: Attributes? = nil, lang: String? = nil) {
         self.email = email
         self.password = password
         self.username = username
@@ -29,10 +32,12 @@ public struct RegisterRequest: ValidatedBody, HoldsSecrets, Equatable {
         self.displayName = displayName
         self.phone = phone
         self.attributes = attributes
+        self.lang = lang
     }
 
     public func validate() throws {
         try AuthRules.email(email)
+        if let lang { try AuthRules.language(lang) }
         try AuthRules.password(password)
         if let username { try AuthRules.username(username) }
         if let firstName { try AuthRules.name(firstName, field: "firstName") }

@@ -22,6 +22,19 @@ public enum AuthRules {
         }
     }
 
+    /// A mail link's token: base64url, as `Identifier.random` makes them.
+    public static func mailToken(_ value: String, field: String = "token") throws {
+        try Check.length(value, field: field, in: 16...128)
+        try Check.characters(value, field: field, allowed: Identifier.isIDByte, description: "A–Z, a–z, 0–9, '-' and '_'")
+    }
+
+    /// A language tag (BCP 47: `de`, `de-CH`, `en-GB`; `LanguageTag`).
+    public static func language(_ value: String, field: String = "lang") throws {
+        guard LanguageTag(value) != nil else {
+            throw ServiceError.invalidArgument(field: field, "\(field) must be a language tag such as de or en-GB")
+        }
+    }
+
     public static func username(_ value: String, field: String = "username") throws {
         try Check.length(value, field: field, in: Self.username)
         try Check.characters(value, field: field, allowed: isUsernameByte, description: "a–z, 0–9, '_' and '.'")

@@ -113,11 +113,18 @@ public struct User: Codable, Sendable, Equatable {
     public var contact: ContactVisibility
     public var hasAvatar: Bool
     public var createdAt: Date
+    /// Whether the owner of `email` confirmed it (a link mailed to it was opened).
+    public var emailVerified: Bool
+    /// An address `auth.email.change` mailed a confirmation to, until it is confirmed.
+    public var pendingEmail: String?
+    /// The language of the account's mail: `de` or `en` (BCP 47 primary tags).
+    public var lang: String?
 
     public init(id: String, email: String? = nil, username: String? = nil, firstName: String? = nil,
                 lastName: String? = nil, displayName: String? = nil, phone: String? = nil,
                 attributes: Attributes = [:], anonymous: Bool, location: UserLocation? = nil,
-                contact: ContactVisibility = ContactVisibility(), hasAvatar: Bool = false, createdAt: Date) {
+                contact: ContactVisibility = ContactVisibility(), hasAvatar: Bool = false, createdAt: Date,
+                emailVerified: Bool = false, pendingEmail: String? = nil, lang: String? = nil) {
         self.id = id
         self.email = email
         self.username = username
@@ -131,11 +138,35 @@ public struct User: Codable, Sendable, Equatable {
         self.contact = contact
         self.hasAvatar = hasAvatar
         self.createdAt = createdAt
+        self.emailVerified = emailVerified
+        self.pendingEmail = pendingEmail
+        self.lang = lang
     }
 
     enum CodingKeys: String, CodingKey {
         case id, email, username, firstName, lastName, displayName, phone, attributes, anonymous, location,
-             contact, hasAvatar, createdAt
+             contact, hasAvatar, createdAt, emailVerified, pendingEmail, lang
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        email = try container.decodeIfPresent(String.self, forKey: .email)
+        username = try container.decodeIfPresent(String.self, forKey: .username)
+        firstName = try container.decodeIfPresent(String.self, forKey: .firstName)
+        lastName = try container.decodeIfPresent(String.self, forKey: .lastName)
+        displayName = try container.decodeIfPresent(String.self, forKey: .displayName)
+        phone = try container.decodeIfPresent(String.self, forKey: .phone)
+        attributes = try container.decode(Attributes.self, forKey: .attributes)
+        anonymous = try container.decode(Bool.self, forKey: .anonymous)
+        location = try container.decodeIfPresent(UserLocation.self, forKey: .location)
+        contact = try container.decode(ContactVisibility.self, forKey: .contact)
+        hasAvatar = try container.decode(Bool.self, forKey: .hasAvatar)
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+        // Absent from what servers before account mail wrote.
+        emailVerified = try container.decodeIfPresent(Bool.self, forKey: .emailVerified) ?? false
+        pendingEmail = try container.decodeIfPresent(String.self, forKey: .pendingEmail)
+        lang = try container.decodeIfPresent(String.self, forKey: .lang)
     }
 
     /// Absent fields are written as `null` rather than left out, so a client sees
@@ -155,6 +186,9 @@ public struct User: Codable, Sendable, Equatable {
         try container.encode(contact, forKey: .contact)
         try container.encode(hasAvatar, forKey: .hasAvatar)
         try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(emailVerified, forKey: .emailVerified)
+        try container.encode(pendingEmail, forKey: .pendingEmail)
+        try container.encode(lang, forKey: .lang)
     }
 
     /// What others may see of this user.
@@ -208,11 +242,15 @@ public struct FeedUser: Codable, Sendable, Equatable {
     public var profile: PublicProfile
     public var anonymous: Bool
     public var location: UserLocation?
+    /// Whether the user confirmed their address: services refuse writes of registered
+    /// users who did not when `HEREABOUTS_REQUIRE_VERIFIED_EMAIL=writes`.
+    public var emailVerified: Bool
 
-    public init(profile: PublicProfile, anonymous: Bool, location: UserLocation?) {
+    public init(profile: PublicProfile, anonymous: Bool, location: UserLocation?, emailVerified: Bool = false) {
         self.profile = profile
         self.anonymous = anonymous
         self.location = location
+        self.emailVerified = emailVerified
     }
 
     /// What followers see of `user`: a home only while it is discoverable, and then
@@ -223,16 +261,18 @@ public struct FeedUser: Codable, Sendable, Equatable {
             let cell = HomeGrid.snap(lat: location.lat, lon: location.lon)
             return UserLocation(lat: cell.lat, lon: cell.lon, discoverable: true)
         }
-        self.init(profile: user.publicProfile, anonymous: user.anonymous, location: home)
+        self.init(profile: user.publicProfile, anonymous: user.anonymous, location: home, emailVerified: user.emailVerified)
     }
 
-    enum CodingKeys: String, CodingKey { case anonymous, location }
+    enum CodingKeys: String, CodingKey { case anonymous, location, emailVerified }
 
     public init(from decoder: any Decoder) throws {
         profile = try PublicProfile(from: decoder)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         anonymous = try container.decode(Bool.self, forKey: .anonymous)
         location = try container.decodeIfPresent(UserLocation.self, forKey: .location)
+        // Absent from feed entries written before account mail.
+        emailVerified = try container.decodeIfPresent(Bool.self, forKey: .emailVerified) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -240,6 +280,7 @@ public struct FeedUser: Codable, Sendable, Equatable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(anonymous, forKey: .anonymous)
         try container.encode(location, forKey: .location)
+        try container.encode(emailVerified, forKey: .emailVerified)
     }
 }
 

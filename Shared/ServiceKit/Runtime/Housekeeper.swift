@@ -20,53 +20,41 @@ public final class Housekeeper: Sendable {
 
     private let tasks: [Task]
     private let logger: Logger
-    private let condition = NSCondition()
-    private let isStopped = Atomic<Bool>(false)
-    private let thread = Mutex<ServiceThread?>(nil)
+    private let due: Mutex<[Date]>
+    private let loop: Mutex<WorkerLoop?> = Mutex(nil)
 
     public init(tasks: [Task], logger: Logger) {
         self.tasks = tasks
         self.logger = logger
+        due = Mutex(tasks.map { _ in .distantFuture })
     }
 
     /// Starts the thread; each task first runs one interval after the start.
     public func start() {
-        thread.withLock { thread in
-            guard thread == nil, !tasks.isEmpty else { return }
-            thread = ServiceThread(name: "housekeeping") { [self] in run() }
-        }
+        guard !tasks.isEmpty else { return }
+        due.withLock { due in due = tasks.map { Date().addingTimeInterval($0.interval) } }
+        let worker = WorkerLoop(name: "housekeeping") { [self] in runDue() }
+        loop.withLock { $0 = worker }
+        worker.start()
     }
 
     public func stop() {
-        condition.lock()
-        isStopped.store(true, ordering: .relaxed)
-        condition.broadcast()
-        condition.unlock()
-        thread.withLock { thread in
-            defer { thread = nil }
-            return thread
-        }?.join()
+        loop.withLock { $0 }?.stop()
     }
 
-    private func run() {
-        var due = tasks.map { Date().addingTimeInterval($0.interval) }
-        while true {
-            condition.lock()
-            let next = due.min() ?? Date.distantFuture
-            while !isStopped.load(ordering: .relaxed) && Date() < next {
-                _ = condition.wait(until: next)
+    /// Runs the tasks that are due; returns when the next one is.
+    private func runDue() -> Date {
+        var due = self.due.withLock { $0 }
+        for (index, task) in tasks.enumerated() where due[index] <= Date() {
+            do {
+                try task.work()
+            } catch {
+                logger.error("housekeeping task \(task.name) failed", metadata: ["error": "\(error)"])
             }
-            condition.unlock()
-            if isStopped.load(ordering: .relaxed) { return }
-            for (index, task) in tasks.enumerated() where due[index] <= Date() {
-                do {
-                    try task.work()
-                } catch {
-                    logger.error("housekeeping task \(task.name) failed", metadata: ["error": "\(error)"])
-                }
-                due[index] = Date().addingTimeInterval(task.interval)
-            }
+            due[index] = Date().addingTimeInterval(task.interval)
         }
+        self.due.withLock { [due] in $0 = due }
+        return due.min() ?? .distantFuture
     }
 }
 

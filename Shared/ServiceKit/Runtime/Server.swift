@@ -90,16 +90,17 @@ public final class Server: Sendable {
     ///   - callerCheck: a further check of a verified caller (a revoked session, a
     ///     deleted user), throwing `unauthenticated`.
     ///   - followers: the feeds the service follows, for `<service>.ready`.
+    ///   - mailStatus: the mail the service sends, for `<service>.health` (from memory).
     public init(configuration: Configuration, router: Router, database: ServiceDatabase?,
                 verifier: TokenVerifier?, callerCheck: CallerCheck? = nil, followers: [any FeedFollower] = [],
-                logger: Logger) {
+                mailStatus: (@Sendable () -> MailQueueStatus)? = nil, logger: Logger) {
         var router = router
         let startedAt = Date()
         let service = configuration.service
         router.read(HealthAPI.health(service), lane: .front) { _, _ in
             HealthReply(service: service, version: HereaboutsVersion.current,
                         uptimeSeconds: (Date().timeIntervalSince(startedAt) * 10).rounded() / 10,
-                        memory: ProcessMemory.current(), storage: database?.storage())
+                        memory: ProcessMemory.current(), storage: database?.storage(), mail: mailStatus?())
         }
         if let database {
             // On a worker: a large file takes seconds to copy.
