@@ -143,7 +143,7 @@ let package = Package(
         ),
         .target(
             name: "ServiceKitTesting",
-            dependencies: ["ServiceKit", "ServiceClient", "ZeroMQ", "Wire", "Contracts"],
+            dependencies: ["ServiceKit", "ServiceClient", "ZeroMQ", "Wire", "Contracts", "Mail"],
             path: "Shared/ServiceKitTesting",
             // Run by SMTPTestServer from where it lies.
             exclude: ["smtp_server.py"],
@@ -444,7 +444,7 @@ let package = Package(
             name: "EdgeTests",
             dependencies: [
                 "TestThreads", "Edge", "Contracts", "Wire", "Geo", "Favourites", "Chat", "StackFixtures", "ServiceKitTesting", "ServiceClient",
-                "EdgeFixtures",
+                "EdgeFixtures", "Mail",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

@@ -1,4 +1,5 @@
 import Foundation
+import Mail
 import Wire
 
 /// A real SMTP server for tests: `smtp_server.py` beside this file, on Debian's
@@ -34,6 +35,34 @@ public final class SMTPTestServer {
     public struct Received: Sendable {
         public var recipients: [String]
         public var data: String
+
+        /// The text part, decoded.
+        public var text: String {
+            let flat = data.replacingOccurrences(of: "\r\n", with: "\n")
+            guard let start = flat.range(of: "Content-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: quoted-printable\n\n"),
+                  let end = flat.range(of: "\n--=_hereabouts_", range: start.upperBound..<flat.endIndex) else { return "" }
+            return QuotedPrintable.decode(String(flat[start.upperBound..<end.lowerBound]))
+        }
+
+        /// The Subject header, its encoded words decoded.
+        public var subject: String {
+            let flat = data.replacingOccurrences(of: "\r\n ", with: " ").replacingOccurrences(of: "\r\n", with: "\n")
+            guard let line = flat.split(separator: "\n").first(where: { $0.hasPrefix("Subject: ") }) else { return "" }
+            let value = line.dropFirst(9)
+            guard value.hasPrefix("=?UTF-8?B?") else { return String(value) }
+            return value.split(separator: " ").map { word in
+                String(decoding: Data(base64Encoded: String(word.dropFirst(10).dropLast(2))) ?? Data(), as: UTF8.self)
+            }.joined()
+        }
+
+        /// The path and token of the link to `base` in the text (`<base>/email/verify?token=…`).
+        public func link(base: String) -> (path: String, token: String)? {
+            let pattern = NSRegularExpression.escapedPattern(for: base) + #"(/[a-z/]+)\?token=([A-Za-z0-9_-]+)"#
+            guard let range = text.range(of: pattern, options: .regularExpression),
+                  let url = URLComponents(string: String(text[range])),
+                  let token = url.queryItems?.first(where: { $0.name == "token" })?.value else { return nil }
+            return (url.path, token)
+        }
     }
 
     public let port: Int

@@ -8,39 +8,10 @@ import TestThreads
 import Testing
 import Wire
 
-/// Reading what the test relay kept.
-extension SMTPTestServer.Received {
-    /// The text part, decoded.
-    var text: String {
-        let flat = data.replacingOccurrences(of: "\r\n", with: "\n")
-        guard let start = flat.range(of: "Content-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: quoted-printable\n\n"),
-              let end = flat.range(of: "\n--=_hereabouts_", range: start.upperBound..<flat.endIndex) else { return "" }
-        return QuotedPrintable.decode(String(flat[start.upperBound..<end.lowerBound]))
-    }
-
-    /// The decoded Subject header.
-    var subject: String {
-        let flat = data.replacingOccurrences(of: "\r\n ", with: " ").replacingOccurrences(of: "\r\n", with: "\n")
-        guard let line = flat.split(separator: "\n").first(where: { $0.hasPrefix("Subject: ") }) else { return "" }
-        return line.dropFirst(9).split(separator: " ").map { word -> String in
-            guard word.hasPrefix("=?UTF-8?B?"), word.hasSuffix("?=") else { return String(word) }
-            return String(decoding: Data(base64Encoded: String(word.dropFirst(10).dropLast(2))) ?? Data(), as: UTF8.self)
-        }.joined(separator: word0Separator(line))
-    }
-
-    private func word0Separator(_ line: Substring) -> String { line.contains("=?UTF-8?B?") ? "" : " " }
-
-    /// The token of the link in the text, and the link's path.
-    func link() -> (path: String, token: String)? {
-        guard let range = text.range(of: #"https://app\.example\.org(/[a-z/]+)\?token=([A-Za-z0-9_-]+)"#, options: .regularExpression) else { return nil }
-        let url = URLComponents(string: String(text[range]))
-        guard let path = url?.path, let token = url?.queryItems?.first(where: { $0.name == "token" })?.value else { return nil }
-        return (path, token)
-    }
-}
-
 @Suite("Account mail: confirming addresses, forgotten passwords, new addresses", .serialized, .ownThread)
 struct AccountMailTests {
+    static let base = "https://app.example.org"
+
     static func fixture(_ relay: SMTPTestServer) throws -> AuthFixture {
         try AuthFixture(environment: ["HEREABOUTS_SMTP_URL": "smtp://127.0.0.1:\(relay.port)?starttls=off",
                                       "HEREABOUTS_PUBLIC_URL": "https://app.example.org/",
@@ -60,7 +31,7 @@ struct AccountMailTests {
         #expect(mails[0].subject == "Bestätige deine E-Mail-Adresse für Hereabouts", "\(mails[0].subject)")
         #expect(mails[0].text.hasPrefix("Hallo Kai,\n\nBitte bestätige"))
         #expect(mails[0].data.contains("From: \"Hereabouts Tests\" <no-reply@app.example.org>"))
-        let link = try #require(mails[0].link())
+        let link = try #require(mails[0].link(base: Self.base))
         #expect(link.path == "/email/verify" && link.token.count == 32)
 
         let verified = try auth.client.call(AuthAPI.emailVerify, EmailTokenRequest(token: link.token))
@@ -85,9 +56,9 @@ struct AccountMailTests {
         let relay = try SMTPTestServer()
         let auth = try Self.fixture(relay)
         let session = try auth.register("resend")
-        let first = try #require(relay.waitFor(1).first?.link())
+        let first = try #require(relay.waitFor(1).first?.link(base: Self.base))
         #expect(try auth.client.call(AuthAPI.emailVerifyResend, Empty(), token: session.accessToken) == MailQueuedReply(sentTo: "resend@example.org"))
-        let second = try #require(relay.waitFor(2).last?.link())
+        let second = try #require(relay.waitFor(2).last?.link(base: Self.base))
         #expect(first.token != second.token)
         #expect(auth.failure(AuthAPI.emailVerify, EmailTokenRequest(token: first.token))?.field == "token")
         for _ in 0..<3 { _ = try auth.client.call(AuthAPI.emailVerifyResend, Empty(), token: session.accessToken) }
@@ -97,7 +68,7 @@ struct AccountMailTests {
         Thread.sleep(forTimeInterval: 0.5)
         #expect(relay.messages.count == 5)
         // Only the newest link works.
-        #expect(try auth.client.call(AuthAPI.emailVerify, EmailTokenRequest(token: try #require(relay.messages.last?.link()).token)).emailVerified)
+        #expect(try auth.client.call(AuthAPI.emailVerify, EmailTokenRequest(token: try #require(relay.messages.last?.link(base: Self.base)).token)).emailVerified)
     }
 
     @Test("forgot password: the same answer for every address, one single-use link to the account's; the reset ends every session")
@@ -117,7 +88,7 @@ struct AccountMailTests {
         Thread.sleep(forTimeInterval: 0.5)
         #expect(relay.messages.count == 2 && mails.allSatisfy { $0.recipients == ["forgetful@example.org"] })
         #expect(mails.last?.subject == "Reset your Hereabouts password")
-        let link = try #require(mails.last?.link())
+        let link = try #require(mails.last?.link(base: Self.base))
         #expect(link.path == "/password/reset")
 
         let reset = try auth.client.call(AuthAPI.passwordReset, PasswordResetRequest(token: link.token, newPassword: "a brand new password"))
@@ -136,7 +107,7 @@ struct AccountMailTests {
         }
         #expect(auth.failure(AuthAPI.passwordReset, PasswordResetRequest(token: expired, newPassword: "yet another password"))?.field == "token")
         // A confirmation link is no reset link.
-        let confirmation = try #require(relay.messages.first?.link())
+        let confirmation = try #require(relay.messages.first?.link(base: Self.base))
         #expect(auth.failure(AuthAPI.passwordReset, PasswordResetRequest(token: confirmation.token, newPassword: "yet another password"))?.field == "token")
     }
 
@@ -182,18 +153,18 @@ struct AccountMailTests {
         try #require(mails.count == 4)
         let confirm = try #require(mails.first { $0.recipients == ["new@example.org"] })
         let notice = try #require(mails.first { $0.recipients == ["mover@example.org"] && $0.subject.contains("about to change") })
-        #expect(notice.link() == nil && notice.text.contains("new@example.org"))
+        #expect(notice.link(base: Self.base) == nil && notice.text.contains("new@example.org"))
         // Not changed until confirmed.
         let before = try auth.client.call(AuthAPI.me, Empty(), token: session.accessToken).user
         #expect(before.email == "mover@example.org" && before.pendingEmail == "new@example.org")
-        let verified = try auth.client.call(AuthAPI.emailVerify, EmailTokenRequest(token: try #require(confirm.link()).token))
+        let verified = try auth.client.call(AuthAPI.emailVerify, EmailTokenRequest(token: try #require(confirm.link(base: Self.base)).token))
         #expect(verified.email == "new@example.org")
         let after = try auth.client.call(AuthAPI.me, Empty(), token: session.accessToken).user
         #expect(after.email == "new@example.org" && after.emailVerified && after.pendingEmail == nil)
         _ = try auth.client.call(AuthAPI.login, LoginRequest(login: "new@example.org", password: "correct horse battery"))
         #expect(auth.failure(AuthAPI.login, LoginRequest(login: "mover@example.org", password: "correct horse battery"))?.code == .unauthenticated)
         // The first confirmation link (for the old address) confirms nothing now.
-        #expect(auth.failure(AuthAPI.emailVerify, EmailTokenRequest(token: try #require(mails[0].link()).token))?.field == "token")
+        #expect(auth.failure(AuthAPI.emailVerify, EmailTokenRequest(token: try #require(mails[0].link(base: Self.base)).token))?.field == "token")
     }
 
     @Test("a relay that refuses with 451 first and drops the connection mid-DATA next: every mail arrives exactly once")

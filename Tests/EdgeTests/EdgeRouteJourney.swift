@@ -1,6 +1,8 @@
 import Contracts
 import Foundation
+import Synchronization
 import HTTPTypes
+import Mail
 import ServiceKitTesting
 import Testing
 import Wire
@@ -10,6 +12,8 @@ import Wire
 struct Journey {
     let http: RouteClient
     let operatorToken: String
+    /// Where auth's mail lands (no relay here: the mail drop).
+    let mailbox: Mailbox
 
     func walk() async throws {
         let ann = try await accounts()
@@ -18,6 +22,7 @@ struct Journey {
         try await search(for: post, as: bob)
         try await social(ann: ann, bob: bob, post: post)
         try await trips(ann: ann, bob: bob)
+        try await accountMail(bob: bob)
         try await edgeOwn(ann: ann)
         try await leaving(ann: ann, bob: bob, post: post)
     }
@@ -186,6 +191,42 @@ struct Journey {
     }
 
     /// The edge's own routes: health, its document, the events socket's address, operators.
+    /// An address confirmed by its link, a forgotten password reset, a new address.
+    private func accountMail(bob: User) async throws {
+        let registered = try await http.call(.post, "/v1/auth/register", json: ["email": "carol@example.org", "password": "password1"],
+                                             headers: [.acceptLanguage: "de-DE, en;q=0.5"])
+        try #require(registered.status == 201, "\(registered)")
+        #expect(registered.object["user"]?.objectValue?["emailVerified"] == false && registered.string("user", "lang") == "de")
+        let confirmation = try await mailbox.link(to: "carol@example.org", path: "/email/verify")
+        #expect(confirmation.subject.hasPrefix("Bestätige deine E-Mail-Adresse"), "\(confirmation.subject)")
+        let verified = try await http.call(.post, "/v1/auth/email/verify", json: ["token": .string(confirmation.token)])
+        #expect(verified.status == 200 && verified.string("email") == "carol@example.org", "\(verified)")
+        let again = try await http.call(.post, "/v1/auth/email/verify", json: ["token": .string(confirmation.token)])
+        #expect(again.status == 422 && again.string("field") == "token", "\(again)")
+        let resent = try await http.call(.post, "/v1/auth/email/verify/resend", token: bob.token)
+        #expect(resent.status == 202 && resent.string("sentTo") == "bob@example.org", "\(resent)")
+
+        // Forgotten: the same answer for an account's address and for no one's.
+        let known = try await http.call(.post, "/v1/auth/password/forgot", json: ["email": "carol@example.org"])
+        let unknown = try await http.call(.post, "/v1/auth/password/forgot", json: ["email": "nobody@example.org"])
+        #expect(known.status == 202 && unknown.status == 202 && known.body == unknown.body, "\(known) \(unknown)")
+        let reset = try await mailbox.link(to: "carol@example.org", path: "/password/reset")
+        let session = try await http.call(.post, "/v1/auth/password/reset", json: ["token": .string(reset.token), "newPassword": "password3"])
+        #expect(session.status == 200 && session.string("user", "email") == "carol@example.org", "\(session)")
+        let carol = session.string("accessToken")
+
+        let moved = try await http.call(.post, "/v1/me/email", token: carol, json: ["email": "carol@example.net", "password": "password3"])
+        #expect(moved.status == 202 && moved.string("sentTo") == "carol@example.net", "\(moved)")
+        let change = try await mailbox.link(to: "carol@example.net", path: "/email/verify")
+        try await expectStatus(200, http.call(.post, "/v1/auth/email/verify", json: ["token": .string(change.token)]))
+        let me = try await http.call(.get, "/v1/me", token: carol)
+        #expect(me.string("user", "email") == "carol@example.net", "\(me)")
+        // The links open the console.
+        let page = try await http.call(.get, "/password/reset?token=\(reset.token)")
+        #expect(page.status == 200 && String(buffer: page.body).contains("<html"), "\(page.status)")
+        try await expectStatus(200, http.call(.get, "/email/verify?token=\(change.token)"))
+    }
+
     private func edgeOwn(ann: User) async throws {
         try await expectStatus(200, http.call(.get, "/health/live"))
         let ready = try await http.call(.get, "/health/ready")
@@ -226,4 +267,36 @@ struct Journey {
         }
         throw ServiceError.unavailable("\(what): nothing after 20 s")
     }
+}
+
+/// The mail drop auth writes to: waits for a message to an address with a link.
+struct Mailbox: Sendable {
+    let directory: URL
+
+    struct Link { let token: String, subject: String }
+
+    /// The newest link with `path` in a message to `address`, waiting up to 10 s for one not seen before.
+    func link(to address: String, path: String) async throws -> Link {
+        for _ in 0..<200 {
+            let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasSuffix(".eml") }
+            for name in files {
+                let raw = (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
+                guard raw.contains("\r\nTo: \(address)\r\n") || raw.hasPrefix("To: \(address)\r\n") else { continue }
+                let text = QuotedPrintable.decode(raw)
+                guard let range = text.range(of: NSRegularExpression.escapedPattern(for: path) + #"\?token=[A-Za-z0-9_-]+"#, options: .regularExpression),
+                      let token = text[range].split(separator: "=").last.map(String.init), !Mailbox.seen.withLock({ $0.contains(token) }) else { continue }
+                Mailbox.seen.withLock { _ = $0.insert(token) }
+                let subject = raw.split(separator: "\r\n").first { $0.hasPrefix("Subject: ") }.map { line in
+                    line.dropFirst(9).split(separator: " ").map { word in
+                        String(decoding: Data(base64Encoded: String(word.dropFirst(10).dropLast(2))) ?? Data(word.utf8), as: UTF8.self)
+                    }.joined()
+                } ?? ""
+                return Link(token: token, subject: subject)
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw ServiceError(code: .internal, message: "no mail to \(address) with a \(path) link in \(directory.path)")
+    }
+
+    private static let seen = Mutex<Set<String>>([])
 }

@@ -45,8 +45,10 @@ struct EdgeRouteTests {
                                    logger: TestStack.logger("edge"))
         let routes = edge.routes.routes.map { RouteVisits.Route(method: $0.method, pattern: $0.pattern) }
         let visits = RouteVisits()
+        let mailbox = Mailbox(directory: stack.directory.appendingPathComponent("mail"))
         try await edge.application().test(.live) { client in
-            try await Journey(http: RouteClient(client: client, visits: visits), operatorToken: operatorUser.token).walk()
+            try await Journey(http: RouteClient(client: client, visits: visits), operatorToken: operatorUser.token,
+                              mailbox: mailbox).walk()
         }
         let missed = visits.missed(of: routes)
         #expect(missed.isEmpty, "routes no step reached: \(missed)")

@@ -19,10 +19,16 @@ struct EdgeRoutes: Sendable {
 
     func register(into routes: EdgeRouter) {
         // Accounts and sessions.
-        routes.route(.post, "/v1/auth/register", AuthAPI.register, status: .created)
+        routes.route(.post, "/v1/auth/register", AuthAPI.register, status: .created, bodyLanguage: true)
         routes.route(.post, "/v1/auth/login", AuthAPI.login)
         routes.route(.post, "/v1/auth/anonymous", AuthAPI.anonymous, status: .created)
-        routes.route(.post, "/v1/auth/upgrade", AuthAPI.upgrade)
+        routes.route(.post, "/v1/auth/upgrade", AuthAPI.upgrade, bodyLanguage: true)
+        // Account mail: confirming an address, a forgotten password, a new address.
+        routes.route(.post, "/v1/auth/email/verify", AuthAPI.emailVerify)
+        routes.route(.post, "/v1/auth/email/verify/resend", AuthAPI.emailVerifyResend, json: false, status: .accepted)
+        routes.route(.post, "/v1/auth/password/forgot", AuthAPI.passwordForgot, status: .accepted)
+        routes.route(.post, "/v1/auth/password/reset", AuthAPI.passwordReset)
+        routes.route(.post, "/v1/me/email", AuthAPI.emailChange, status: .accepted)
         routes.route(.post, "/v1/auth/refresh", AuthAPI.refresh)
         routes.route(.post, "/v1/auth/logout", AuthAPI.logout)
         routes.route(.get, "/v1/me", AuthAPI.me)

@@ -85,6 +85,41 @@ extension Hereabouts {
         }
     }
 
+    // MARK: Account mail
+
+    /// Confirms an address with the token of a mailed link (`…/email/verify?token=…`,
+    /// which an app's universal link hands over); answers the address now confirmed.
+    @discardableResult
+    public func verifyEmail(token: String) async throws -> String {
+        try await send { try await $0.verifyEmail(body: .json(.init(token: token))).ok.body.json.email }
+    }
+
+    /// Mails the signed-in user's address a new confirmation link; answers the address.
+    @discardableResult
+    public func resendEmailVerification() async throws -> String {
+        try await send { try await $0.resendEmailVerification().accepted.body.json.sentTo }
+    }
+
+    /// Mails a password reset link if an account has `email`. It succeeds the same
+    /// either way, so say "if an account has this address, a mail is on its way".
+    public func forgotPassword(email: String) async throws {
+        _ = try await send { try await $0.forgotPassword(body: .json(.init(email: email))).accepted }
+    }
+
+    /// Sets a new password with a reset link's token and signs in: every other session
+    /// of the account has ended.
+    @discardableResult
+    public func resetPassword(token: String, newPassword: String) async throws -> User {
+        try await signIn { try await $0.resetPassword(body: .json(.init(newPassword: newPassword, token: token))).ok.body.json }
+    }
+
+    /// Mails `email` a link that makes it the account's address (and the old address a
+    /// notice); until it is opened, `User.pendingEmail` holds it. Answers the address.
+    @discardableResult
+    public func changeEmail(to email: String, password: String) async throws -> String {
+        try await send { try await $0.changeEmail(body: .json(.init(email: email, password: password))).accepted.body.json.sentTo }
+    }
+
     private func signIn(_ call: (Client) async throws -> Components.Schemas.Session) async throws -> User {
         let reply = try await send(call)
         try await sessions.set(Session(reply))

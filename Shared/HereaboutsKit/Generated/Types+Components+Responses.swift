@@ -258,6 +258,51 @@ extension Components {
                 self.body = body
             }
         }
+        public struct MailQueued: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/MailQueued/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/MailQueued/content/json`.
+                public struct JsonPayload: Codable, Hashable, Sendable {
+                    /// The address the link was sent to.
+                    ///
+                    /// - Remark: Generated from `#/components/responses/MailQueued/content/json/sentTo`.
+                    public var sentTo: Swift.String
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - sentTo: The address the link was sent to.
+                    public init(sentTo: Swift.String) {
+                        self.sentTo = sentTo
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case sentTo
+                    }
+                }
+                /// - Remark: Generated from `#/components/responses/MailQueued/content/application\/json`.
+                case json(Components.Responses.MailQueued.Body.JsonPayload)
+                /// The associated value of the enum case if `self` is `.json`.
+                ///
+                /// - Throws: An error if `self` is not `.json`.
+                /// - SeeAlso: `.json`.
+                public var json: Components.Responses.MailQueued.Body.JsonPayload {
+                    get throws {
+                        switch self {
+                        case let .json(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.MailQueued.Body
+            /// Creates a new `MailQueued`.
+            ///
+            /// - Parameters:
+            ///   - body: Received HTTP response body
+            public init(body: Components.Responses.MailQueued.Body) {
+                self.body = body
+            }
+        }
         public struct Problem: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/Problem/headers`.
             public struct Headers: Sendable, Hashable {

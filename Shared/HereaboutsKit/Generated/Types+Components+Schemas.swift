@@ -342,6 +342,23 @@ extension Components {
                 case width
             }
         }
+        /// - Remark: Generated from `#/components/schemas/MailTokenRequest`.
+        public struct MailTokenRequest: Codable, Hashable, Sendable {
+            /// The token of a mailed link: its query parameter token.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MailTokenRequest/token`.
+            public var token: Swift.String
+            /// Creates a new `MailTokenRequest`.
+            ///
+            /// - Parameters:
+            ///   - token: The token of a mailed link: its query parameter token.
+            public init(token: Swift.String) {
+                self.token = token
+            }
+            public enum CodingKeys: String, CodingKey {
+                case token
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Message`.
         public struct Message: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Message/conversationId`.
@@ -1407,6 +1424,10 @@ extension Components {
             public var email: Swift.String
             /// - Remark: Generated from `#/components/schemas/RegisterRequest/firstName`.
             public var firstName: Swift.String?
+            /// The language of the account's mail (a BCP 47 tag; German for de…, English otherwise). From Accept-Language when absent.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RegisterRequest/lang`.
+            public var lang: Swift.String?
             /// - Remark: Generated from `#/components/schemas/RegisterRequest/lastName`.
             public var lastName: Swift.String?
             /// - Remark: Generated from `#/components/schemas/RegisterRequest/password`.
@@ -1422,6 +1443,7 @@ extension Components {
             ///   - displayName:
             ///   - email:
             ///   - firstName:
+            ///   - lang: The language of the account's mail (a BCP 47 tag; German for de…, English otherwise). From Accept-Language when absent.
             ///   - lastName:
             ///   - password:
             ///   - phone:
@@ -1431,6 +1453,7 @@ extension Components {
                 displayName: Swift.String? = nil,
                 email: Swift.String,
                 firstName: Swift.String? = nil,
+                lang: Swift.String? = nil,
                 lastName: Swift.String? = nil,
                 password: Swift.String,
                 phone: Swift.String? = nil,
@@ -1440,6 +1463,7 @@ extension Components {
                 self.displayName = displayName
                 self.email = email
                 self.firstName = firstName
+                self.lang = lang
                 self.lastName = lastName
                 self.password = password
                 self.phone = phone
@@ -1450,6 +1474,7 @@ extension Components {
                 case displayName
                 case email
                 case firstName
+                case lang
                 case lastName
                 case password
                 case phone
@@ -1661,12 +1686,20 @@ extension Components {
             public var displayName: Swift.String?
             /// - Remark: Generated from `#/components/schemas/User/email`.
             public var email: Swift.String?
+            /// Whether the owner of email confirmed it (opened a link mailed to it).
+            ///
+            /// - Remark: Generated from `#/components/schemas/User/emailVerified`.
+            public var emailVerified: Swift.Bool
             /// - Remark: Generated from `#/components/schemas/User/firstName`.
             public var firstName: Swift.String?
             /// - Remark: Generated from `#/components/schemas/User/hasAvatar`.
             public var hasAvatar: Swift.Bool
             /// - Remark: Generated from `#/components/schemas/User/id`.
             public var id: Swift.String
+            /// The language of the account's mail (a primary language tag: de, en, …).
+            ///
+            /// - Remark: Generated from `#/components/schemas/User/lang`.
+            public var lang: Swift.String?
             /// - Remark: Generated from `#/components/schemas/User/lastName`.
             public var lastName: Swift.String?
             /// - Remark: Generated from `#/components/schemas/User/location`.
@@ -1700,6 +1733,10 @@ extension Components {
             }
             /// - Remark: Generated from `#/components/schemas/User/location`.
             public var location: Components.Schemas.User.LocationPayload?
+            /// An address POST /v1/me/email mailed a confirmation to, until it is confirmed.
+            ///
+            /// - Remark: Generated from `#/components/schemas/User/pendingEmail`.
+            public var pendingEmail: Swift.String?
             /// - Remark: Generated from `#/components/schemas/User/phone`.
             public var phone: Swift.String?
             /// - Remark: Generated from `#/components/schemas/User/username`.
@@ -1713,11 +1750,14 @@ extension Components {
             ///   - createdAt:
             ///   - displayName:
             ///   - email:
+            ///   - emailVerified: Whether the owner of email confirmed it (opened a link mailed to it).
             ///   - firstName:
             ///   - hasAvatar:
             ///   - id:
+            ///   - lang: The language of the account's mail (a primary language tag: de, en, …).
             ///   - lastName:
             ///   - location:
+            ///   - pendingEmail: An address POST /v1/me/email mailed a confirmation to, until it is confirmed.
             ///   - phone:
             ///   - username:
             public init(
@@ -1727,11 +1767,14 @@ extension Components {
                 createdAt: Foundation.Date,
                 displayName: Swift.String? = nil,
                 email: Swift.String? = nil,
+                emailVerified: Swift.Bool,
                 firstName: Swift.String? = nil,
                 hasAvatar: Swift.Bool,
                 id: Swift.String,
+                lang: Swift.String? = nil,
                 lastName: Swift.String? = nil,
                 location: Components.Schemas.User.LocationPayload? = nil,
+                pendingEmail: Swift.String? = nil,
                 phone: Swift.String? = nil,
                 username: Swift.String? = nil
             ) {
@@ -1741,11 +1784,14 @@ extension Components {
                 self.createdAt = createdAt
                 self.displayName = displayName
                 self.email = email
+                self.emailVerified = emailVerified
                 self.firstName = firstName
                 self.hasAvatar = hasAvatar
                 self.id = id
+                self.lang = lang
                 self.lastName = lastName
                 self.location = location
+                self.pendingEmail = pendingEmail
                 self.phone = phone
                 self.username = username
             }
@@ -1756,11 +1802,14 @@ extension Components {
                 case createdAt
                 case displayName
                 case email
+                case emailVerified
                 case firstName
                 case hasAvatar
                 case id
+                case lang
                 case lastName
                 case location
+                case pendingEmail
                 case phone
                 case username
             }

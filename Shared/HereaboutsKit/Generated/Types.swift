@@ -42,6 +42,20 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/auth/anonymous`.
     /// - Remark: Generated from `#/paths//v1/auth/anonymous/post(anonymous)`.
     func anonymous(_ input: Operations.Anonymous.Input) async throws -> Operations.Anonymous.Output
+    /// Confirms an address with the token of a mailed link (auth.email.verify).
+    ///
+    /// The token comes from a link `<HEREABOUTS_PUBLIC_URL>/email/verify?token=…`, mailed on registration, on a resend, and to a new address (POST /v1/me/email), whose address it then becomes. Each token works once; a used, expired, superseded or unknown one is a 422 (invalid_argument) with field `token` (as every edge route answers invalid_argument).
+    ///
+    /// - Remark: HTTP `POST /v1/auth/email/verify`.
+    /// - Remark: Generated from `#/paths//v1/auth/email/verify/post(verifyEmail)`.
+    func verifyEmail(_ input: Operations.VerifyEmail.Input) async throws -> Operations.VerifyEmail.Output
+    /// Mails the caller's address a new confirmation link; earlier links stop working (auth.email.verify.resend).
+    ///
+    /// 409 when the address is confirmed already; 429 after 5 mails to one address in an hour.
+    ///
+    /// - Remark: HTTP `POST /v1/auth/email/verify/resend`.
+    /// - Remark: Generated from `#/paths//v1/auth/email/verify/resend/post(resendEmailVerification)`.
+    func resendEmailVerification(_ input: Operations.ResendEmailVerification.Input) async throws -> Operations.ResendEmailVerification.Output
     /// A session for an email address or username and its password (auth.login).
     ///
     /// - Remark: HTTP `POST /v1/auth/login`.
@@ -52,6 +66,20 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/auth/logout`.
     /// - Remark: Generated from `#/paths//v1/auth/logout/post(logout)`.
     func logout(_ input: Operations.Logout.Input) async throws -> Operations.Logout.Output
+    /// Mails a password reset link if an account has the address (auth.password.forgot).
+    ///
+    /// Always 202 with `{}`, in the same time, whether or not an account has the address: the answer tells no one which addresses have accounts. The link (`<HEREABOUTS_PUBLIC_URL>/password/reset?token=…`) works once, for an hour.
+    ///
+    /// - Remark: HTTP `POST /v1/auth/password/forgot`.
+    /// - Remark: Generated from `#/paths//v1/auth/password/forgot/post(forgotPassword)`.
+    func forgotPassword(_ input: Operations.ForgotPassword.Input) async throws -> Operations.ForgotPassword.Output
+    /// Sets a new password with a reset link's token; every session ends and a new one begins (auth.password.reset).
+    ///
+    /// A used, expired or unknown token is a 422 (invalid_argument) with field `token`. The address counts as confirmed.
+    ///
+    /// - Remark: HTTP `POST /v1/auth/password/reset`.
+    /// - Remark: Generated from `#/paths//v1/auth/password/reset/post(resetPassword)`.
+    func resetPassword(_ input: Operations.ResetPassword.Input) async throws -> Operations.ResetPassword.Output
     /// The session's next token pair for its refresh token, which is spent (auth.refresh). Never retried.
     ///
     /// - Remark: HTTP `POST /v1/auth/refresh`.
@@ -167,6 +195,13 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/me/avatar`.
     /// - Remark: Generated from `#/paths//v1/me/avatar/delete(removeAvatar)`.
     func removeAvatar(_ input: Operations.RemoveAvatar.Input) async throws -> Operations.RemoveAvatar.Output
+    /// A new address, confirmed by a link mailed to it; the old address is told (auth.email.change).
+    ///
+    /// The address changes when the link is opened (POST /v1/auth/email/verify); until then the user's `pendingEmail` holds it. 401 for a wrong password, 409 when another account has the address, 429 after 5 mails to one address in an hour.
+    ///
+    /// - Remark: HTTP `POST /v1/me/email`.
+    /// - Remark: Generated from `#/paths//v1/me/email/post(changeEmail)`.
+    func changeEmail(_ input: Operations.ChangeEmail.Input) async throws -> Operations.ChangeEmail.Output
     /// The caller's home (auth.location.set); with discoverable, others find its 500 m cell.
     ///
     /// - Remark: HTTP `PUT /v1/me/location`.
@@ -356,6 +391,30 @@ extension APIProtocol {
     public func anonymous(headers: Operations.Anonymous.Input.Headers = .init()) async throws -> Operations.Anonymous.Output {
         try await anonymous(Operations.Anonymous.Input(headers: headers))
     }
+    /// Confirms an address with the token of a mailed link (auth.email.verify).
+    ///
+    /// The token comes from a link `<HEREABOUTS_PUBLIC_URL>/email/verify?token=…`, mailed on registration, on a resend, and to a new address (POST /v1/me/email), whose address it then becomes. Each token works once; a used, expired, superseded or unknown one is a 422 (invalid_argument) with field `token` (as every edge route answers invalid_argument).
+    ///
+    /// - Remark: HTTP `POST /v1/auth/email/verify`.
+    /// - Remark: Generated from `#/paths//v1/auth/email/verify/post(verifyEmail)`.
+    public func verifyEmail(
+        headers: Operations.VerifyEmail.Input.Headers = .init(),
+        body: Operations.VerifyEmail.Input.Body
+    ) async throws -> Operations.VerifyEmail.Output {
+        try await verifyEmail(Operations.VerifyEmail.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Mails the caller's address a new confirmation link; earlier links stop working (auth.email.verify.resend).
+    ///
+    /// 409 when the address is confirmed already; 429 after 5 mails to one address in an hour.
+    ///
+    /// - Remark: HTTP `POST /v1/auth/email/verify/resend`.
+    /// - Remark: Generated from `#/paths//v1/auth/email/verify/resend/post(resendEmailVerification)`.
+    public func resendEmailVerification(headers: Operations.ResendEmailVerification.Input.Headers = .init()) async throws -> Operations.ResendEmailVerification.Output {
+        try await resendEmailVerification(Operations.ResendEmailVerification.Input(headers: headers))
+    }
     /// A session for an email address or username and its password (auth.login).
     ///
     /// - Remark: HTTP `POST /v1/auth/login`.
@@ -378,6 +437,36 @@ extension APIProtocol {
         body: Operations.Logout.Input.Body
     ) async throws -> Operations.Logout.Output {
         try await logout(Operations.Logout.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Mails a password reset link if an account has the address (auth.password.forgot).
+    ///
+    /// Always 202 with `{}`, in the same time, whether or not an account has the address: the answer tells no one which addresses have accounts. The link (`<HEREABOUTS_PUBLIC_URL>/password/reset?token=…`) works once, for an hour.
+    ///
+    /// - Remark: HTTP `POST /v1/auth/password/forgot`.
+    /// - Remark: Generated from `#/paths//v1/auth/password/forgot/post(forgotPassword)`.
+    public func forgotPassword(
+        headers: Operations.ForgotPassword.Input.Headers = .init(),
+        body: Operations.ForgotPassword.Input.Body
+    ) async throws -> Operations.ForgotPassword.Output {
+        try await forgotPassword(Operations.ForgotPassword.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Sets a new password with a reset link's token; every session ends and a new one begins (auth.password.reset).
+    ///
+    /// A used, expired or unknown token is a 422 (invalid_argument) with field `token`. The address counts as confirmed.
+    ///
+    /// - Remark: HTTP `POST /v1/auth/password/reset`.
+    /// - Remark: Generated from `#/paths//v1/auth/password/reset/post(resetPassword)`.
+    public func resetPassword(
+        headers: Operations.ResetPassword.Input.Headers = .init(),
+        body: Operations.ResetPassword.Input.Body
+    ) async throws -> Operations.ResetPassword.Output {
+        try await resetPassword(Operations.ResetPassword.Input(
             headers: headers,
             body: body
         ))
@@ -668,6 +757,21 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//v1/me/avatar/delete(removeAvatar)`.
     public func removeAvatar(headers: Operations.RemoveAvatar.Input.Headers = .init()) async throws -> Operations.RemoveAvatar.Output {
         try await removeAvatar(Operations.RemoveAvatar.Input(headers: headers))
+    }
+    /// A new address, confirmed by a link mailed to it; the old address is told (auth.email.change).
+    ///
+    /// The address changes when the link is opened (POST /v1/auth/email/verify); until then the user's `pendingEmail` holds it. 401 for a wrong password, 409 when another account has the address, 429 after 5 mails to one address in an hour.
+    ///
+    /// - Remark: HTTP `POST /v1/me/email`.
+    /// - Remark: Generated from `#/paths//v1/me/email/post(changeEmail)`.
+    public func changeEmail(
+        headers: Operations.ChangeEmail.Input.Headers = .init(),
+        body: Operations.ChangeEmail.Input.Body
+    ) async throws -> Operations.ChangeEmail.Output {
+        try await changeEmail(Operations.ChangeEmail.Input(
+            headers: headers,
+            body: body
+        ))
     }
     /// The caller's home (auth.location.set); with discoverable, others find its 500 m cell.
     ///

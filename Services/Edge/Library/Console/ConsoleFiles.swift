@@ -33,6 +33,11 @@ struct ConsoleFiles: Sendable {
 
     func register(into router: Router<EdgeContext>) {
         router.get("/") { request, _ in try serve(name: "index.html", in: console, for: request) }
+        // The pages account mail links to (HEREABOUTS_PUBLIC_URL, by default the edge): the
+        // console, which reads the token from the query.
+        for path in ["/email/verify", "/password/reset"] {
+            router.get(RouterPath(path)) { request, _ in try serve(name: "index.html", in: console, for: request) }
+        }
         router.get("/console/config.json") { _, _ in config() }
         router.get("/console/**") { request, context in
             try serve(name: context.parameters.getCatchAll().joined(separator: "/"), in: console, for: request)

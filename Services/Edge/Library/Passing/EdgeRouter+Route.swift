@@ -10,10 +10,12 @@ extension EdgeRouter {
     /// as the field `path` names (by default its own name). The
     /// reply's body is passed on as it came (`204` for `{}`, else `status`), with a
     /// `Link` to the next page when `paged`. A request type with `lang` names places:
-    /// from `Accept-Language` when the query gives none, marked `Vary`.
+    /// from `Accept-Language` when the query gives none, marked `Vary`. With
+    /// `bodyLanguage`, a JSON body's `lang` comes from `Accept-Language` when the body
+    /// has none (an account's language, for its mail).
     func route<Request, Reply>(_ method: HTTPRequest.Method, _ pattern: String, _ op: Op<Request, Reply>, path: [String: String] = [:],
                                query renaming: [String: String] = [:], json: Bool? = nil, status: HTTPResponse.Status = .ok,
-                               paged: Bool = false, bodyLimit: Int = EdgeSettings.jsonBodyBytes) {
+                               paged: Bool = false, bodyLimit: Int = EdgeSettings.jsonBodyBytes, bodyLanguage: Bool = false) {
         let readsBody = json ?? [.post, .put, .patch].contains(method)
         let names = PassRoute.parameterNames(in: pattern)
         let fromPath = Set(names.map { path[$0] ?? $0 })
@@ -28,7 +30,7 @@ extension EdgeRouter {
         add(PassRoute(method: method, pattern: pattern, op: op.name, bodyLimit: readsBody ? bodyLimit : nil) { request in
             var body = readsBody ? request.json ?? JSONObject() : try QueryParameter.body(parameters, from: request.uri, renaming: renaming)
             for name in names { body[path[name] ?? name] = .string(try request.parameter(name)) }
-            return localized ? EdgeRoutes.localized(body, request.headers) : body
+            return localized || bodyLanguage ? EdgeRoutes.localized(body, request.headers) : body
         } reply: { request, reply in
             paged ? try EdgeRoutes.page(reply, request.uri, headers: headers) : EdgeReply.json(try reply.body(), status: status, headers: headers)
         })
