@@ -270,7 +270,7 @@ let package = Package(
         // MARK: Gateway
         .target(
             name: "Gateway",
-            dependencies: ["ServiceClient", "StackClient", "Contracts", "Wire", "ZeroMQ"],
+            dependencies: ["ServiceClient", "StackClient", "Contracts", "Wire", "ZeroMQ", "Mail"],
             path: "Services/Gateway/Library",
             swiftSettings: swiftSettings
         ),

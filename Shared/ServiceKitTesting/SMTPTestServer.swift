@@ -36,24 +36,10 @@ public final class SMTPTestServer {
         public var recipients: [String]
         public var data: String
 
-        /// The text part, decoded.
-        public var text: String {
-            let flat = data.replacingOccurrences(of: "\r\n", with: "\n")
-            guard let start = flat.range(of: "Content-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: quoted-printable\n\n"),
-                  let end = flat.range(of: "\n--=_hereabouts_", range: start.upperBound..<flat.endIndex) else { return "" }
-            return QuotedPrintable.decode(String(flat[start.upperBound..<end.lowerBound]))
-        }
-
-        /// The Subject header, its encoded words decoded.
-        public var subject: String {
-            let flat = data.replacingOccurrences(of: "\r\n ", with: " ").replacingOccurrences(of: "\r\n", with: "\n")
-            guard let line = flat.split(separator: "\n").first(where: { $0.hasPrefix("Subject: ") }) else { return "" }
-            let value = line.dropFirst(9)
-            guard value.hasPrefix("=?UTF-8?B?") else { return String(value) }
-            return value.split(separator: " ").map { word in
-                String(decoding: Data(base64Encoded: String(word.dropFirst(10).dropLast(2))) ?? Data(), as: UTF8.self)
-            }.joined()
-        }
+        /// The message read back (subject, text).
+        public var read: ReadMail { ReadMail(data) }
+        public var text: String { read.text }
+        public var subject: String { read.subject }
 
         /// The path and token of the link to `base` in the text (`<base>/email/verify?token=…`).
         public func link(base: String) -> (path: String, token: String)? {

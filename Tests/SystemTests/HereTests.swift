@@ -233,7 +233,27 @@ struct HereTests {
         #expect(blocked.status == 1 && blocked.err.contains("permission_denied"))
         #expect(try here(["password", "change", "--password-stdin"], environment: bea, stdin: "correct horse\nbattery staple").status == 0)
         #expect(try here(["login", "bea@example.org", "--password-stdin"], environment: bea, stdin: "battery staple").status == 0)
-        #expect(try here(["account", "delete", "--password-stdin"], environment: bea, stdin: "battery staple").status == 0)
+        // Account mail with no relay: auth keeps each message in <data dir>/mail, here mail shows their links.
+        func mailedLink(to address: String, _ path: String) throws -> String? {
+            for _ in 0..<100 {
+                let listed = try JSONParser.parse(Data(try here(["mail", "--to", address, "--json"], environment: bea).out.utf8))
+                if let link = listed.arrayValue?.compactMap({ $0.objectValue?["links"]?.arrayValue?.first?.stringValue })
+                    .first(where: { $0.contains(path) }) { return link }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return nil
+        }
+        let confirmation = try #require(try mailedLink(to: "bea@example.org", "/email/verify"))
+        #expect(confirmation.hasPrefix("http://127.0.0.1:\(edgePort)/email/verify?token="), "\(confirmation)")
+        let verified = try here(["account", "verify", confirmation], environment: bea)
+        #expect(verified.status == 0 && verified.out == "bea@example.org confirmed\n", "\(verified)")
+        #expect(try here(["account", "verify", confirmation], environment: bea).status == 1)
+        #expect(try here(["password", "forgot", "bea@example.org"], environment: bea).status == 0)
+        let resetLink = try #require(try mailedLink(to: "bea@example.org", "/password/reset"))
+        let reset = try here(["password", "reset", resetLink, "--password-stdin"], environment: bea, stdin: "battery staple 2")
+        #expect(reset.status == 0 && reset.out.contains("every other session has ended"), "\(reset)")
+        #expect(try here(["mail", "--to", "bea@example.org"], environment: bea).out.contains("Reset your Hereabouts password"))
+        #expect(try here(["account", "delete", "--password-stdin"], environment: bea, stdin: "battery staple 2").status == 0)
         #expect(try here(["whoami"], environment: bea).status == 1)
 
         // Restaurant finder: a feed imported, sorted by name, open at a fixed instant (a Monday noon in Amsterdam).

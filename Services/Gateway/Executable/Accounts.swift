@@ -145,7 +145,40 @@ struct ProfileSet: GatewayCommand {
 }
 
 struct Password: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Your password.", subcommands: [PasswordChange.self])
+    static let configuration = CommandConfiguration(abstract: "Your password.",
+                                                    subcommands: [PasswordChange.self, PasswordForgot.self, PasswordReset.self])
+}
+
+struct PasswordForgot: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forgot", abstract: "Mail a reset link to an address, if an account has it (valid for an hour, once).")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "The account's email address.") var email: String
+
+    func execute(_ gateway: Gateway) throws {
+        let reply = try gateway.call(AuthAPI.passwordForgot, PasswordForgotRequest(email: email), token: .none)
+        try confirm(options, reply, "If an account has \(email), a reset link is on its way (here mail lists mail the stack kept)")
+    }
+}
+
+struct PasswordReset: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reset", abstract: "Set a new password with a reset link's token, and sign in (every other session ends).")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "The token of the link (its token=… part), or the whole link.") var token: String
+    @Flag(help: "Read the new password from stdin.") var passwordStdin = false
+
+    func execute(_ gateway: Gateway) throws {
+        let password = try readPassword(fromStdin: passwordStdin, prompt: "New password: ")
+        let reply = try gateway.call(AuthAPI.passwordReset, PasswordResetRequest(token: linkToken(token), newPassword: password), token: .none)
+        try gateway.signIn(reply)
+        try confirm(options, reply, "Password set; signed in as \(reply.user.email ?? reply.user.id), every other session has ended")
+    }
+}
+
+/// The token of a mailed link, given as the token or as the whole link.
+func linkToken(_ text: String) -> String {
+    URLComponents(string: text)?.queryItems?.first { $0.name == "token" }?.value ?? text
 }
 
 struct PasswordChange: GatewayCommand {
@@ -165,7 +198,45 @@ struct PasswordChange: GatewayCommand {
 }
 
 struct Account: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Your account.", subcommands: [AccountDelete.self])
+    static let configuration = CommandConfiguration(abstract: "Your account.",
+                                                    subcommands: [AccountVerify.self, AccountResend.self, AccountEmail.self, AccountDelete.self])
+}
+
+struct AccountVerify: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify", abstract: "Confirm an address with a mailed link's token (a new account's, or a new address's).")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "The token of the link (its token=… part), or the whole link.") var token: String
+
+    func execute(_ gateway: Gateway) throws {
+        let reply = try gateway.call(AuthAPI.emailVerify, EmailTokenRequest(token: linkToken(token)), token: .none)
+        try confirm(options, reply, "\(reply.email) confirmed")
+    }
+}
+
+struct AccountResend: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resend", abstract: "Mail your address a new confirmation link (earlier links stop working).")
+    @OptionGroup var options: CommonOptions
+
+    func execute(_ gateway: Gateway) throws {
+        let reply = try gateway.call(AuthAPI.emailVerifyResend, Empty(), token: .required)
+        try confirm(options, reply, "A confirmation link went to \(reply.sentTo)")
+    }
+}
+
+struct AccountEmail: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "email", abstract: "Move your account to a new address: it changes once the link mailed to it is opened.")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "The new address.") var email: String
+    @Flag(help: "Read the password from stdin.") var passwordStdin = false
+
+    func execute(_ gateway: Gateway) throws {
+        let reply = try gateway.call(AuthAPI.emailChange, EmailChangeRequest(email: email, password: try readPassword(fromStdin: passwordStdin)),
+                                     token: .required)
+        try confirm(options, reply, "A confirmation link went to \(reply.sentTo); your address changes when it is opened (here account verify TOKEN)")
+    }
 }
 
 struct AccountDelete: GatewayCommand {

@@ -15,7 +15,7 @@ struct Here: ParsableCommand {
             """,
         subcommands: [Up.self, Status.self, Backup.self, Restore.self, Call.self, Register.self, Login.self, Logout.self, Whoami.self, Anon.self,
                       Profile.self, LocationCommand.self, PostCommand.self, Rate.self, Search.self, Nearest.self, PlaceCommand.self,
-                      CountryCommand.self, Divers.self, Fav.self, Chat.self, Fence.self, TripCommand.self, Tip.self, Within.self, Password.self, Account.self, Keys.self, Probe.self,
+                      CountryCommand.self, Divers.self, Fav.self, Chat.self, Fence.self, TripCommand.self, Tip.self, Within.self, Password.self, Account.self, Keys.self, Probe.self, MailCommand.self,
                       Errors.self])
 }
 
