@@ -370,7 +370,7 @@ let package = Package(
             name: "CatalogueTests",
             dependencies: [
                 "TestThreads", "Catalogue", "Auth", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
-                "OpeningHours", "Imaging", "StackFixtures",
+                "OpeningHours", "Imaging", "StackFixtures", "Mail",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -12,6 +12,8 @@ import Wire
 struct Journey {
     let http: RouteClient
     let operatorToken: String
+    /// The operator's address: named by id, an operator only once it is confirmed.
+    let operatorEmail: String
     /// Where auth's mail lands (no relay here: the mail drop).
     let mailbox: Mailbox
 
@@ -239,6 +241,9 @@ struct Journey {
         let notOperator = try await http.call(.get, "/v1/operator", token: ann.token)
         #expect(notOperator.status == 200 && notOperator.object["operator"] == false, "\(notOperator)")
         try await expectStatus(403, http.call(.get, "/v1/operator/status", token: ann.token))
+        try await expectStatus(403, http.call(.get, "/v1/operator/status", token: operatorToken))
+        let confirmation = try await mailbox.link(to: operatorEmail, path: "/email/verify")
+        try await expectStatus(200, http.call(.post, "/v1/auth/email/verify", json: ["token": .string(confirmation.token)]))
         let status = try await http.call(.get, "/v1/operator/status", token: operatorToken)
         #expect(status.status == 200, "\(status)")
     }

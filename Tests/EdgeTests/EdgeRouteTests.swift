@@ -48,7 +48,7 @@ struct EdgeRouteTests {
         let mailbox = Mailbox(directory: stack.directory.appendingPathComponent("mail"))
         try await edge.application().test(.live) { client in
             try await Journey(http: RouteClient(client: client, visits: visits), operatorToken: operatorUser.token,
-                              mailbox: mailbox).walk()
+                              operatorEmail: "user1@example.org", mailbox: mailbox).walk()
         }
         let missed = visits.missed(of: routes)
         #expect(missed.isEmpty, "routes no step reached: \(missed)")

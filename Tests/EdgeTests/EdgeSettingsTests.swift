@@ -3,17 +3,13 @@ import Testing
 
 @Suite("The edge's settings")
 struct EdgeSettingsTests {
-    @Test("operators are named by user id: an email address is refused at start with what to use instead")
-    func operatorsByID() throws {
-        let named = try EdgeSettings(environment: ["HEREABOUTS_EDGE_OPERATORS": "0P7IzwL2JkiuPSU4zA-v9o, u_2"])
-        #expect(named.operators == ["0P7IzwL2JkiuPSU4zA-v9o", "u_2"])
-        do {
-            _ = try EdgeSettings(environment: ["HEREABOUTS_EDGE_OPERATORS": "ops@example.org"])
-            Issue.record("an email address was taken as an operator")
-        } catch let error as EdgeSettingsError {
-            #expect(error.description.contains("user id") && error.description.contains("ops@example.org"))
+    @Test("operators are named by user id or by email address (without case); anything else is refused at start")
+    func operatorsByIDOrAddress() throws {
+        let named = try EdgeSettings(environment: ["HEREABOUTS_EDGE_OPERATORS": "0P7IzwL2JkiuPSU4zA-v9o, u_2, Ops@Example.org"])
+        #expect(named.operators == ["0P7IzwL2JkiuPSU4zA-v9o", "u_2", "ops@example.org"])
+        for bad in ["not an id", "ops@", "a@b@c.org"] {
+            #expect(throws: EdgeSettingsError.self, "\(bad)") { try EdgeSettings(environment: ["HEREABOUTS_EDGE_OPERATORS": bad]) }
         }
-        #expect(throws: EdgeSettingsError.self) { try EdgeSettings(environment: ["HEREABOUTS_EDGE_OPERATORS": "not an id"]) }
     }
 
     @Test("sockets per address default to 100 and are configurable")

@@ -128,10 +128,11 @@ struct EdgeHTTPTests {
         }
     }
 
-    @Test("the operators' status: 401 unsigned, 403 for an account not named, for an operator each service, geo's index, the edge's rates and its last problems; operators are named by user id, so the address of a deleted operator grants nothing")
+    @Test("the operators' status: 401 unsigned, 403 for an account not named, for an operator each service, geo's index, the edge's rates and its last problems; an operator named by address must have confirmed it, so a deleted operator's address grants nothing until its new owner confirms it")
     func operatorStatus() throws {
-        // `here up --demo` names its operator account to the edge by its user id.
-        let stack = try EdgeStack("operator", arguments: ["--demo"])
+        // The demo's operator named by address (here up --demo would name it by id); the demo confirmed it from its mail.
+        let stack = try EdgeStack("operator", environment: ["HEREABOUTS_EDGE_OPERATORS": DemoData.operatorEmail.uppercased()],
+                                  arguments: ["--demo"])
         let user = stack.client.signed(try stack.register("user@example.org").accessToken)
         let login = try stack.client.post("/v1/auth/login", ["login": .string(DemoData.operatorEmail), "password": .string(DemoData.password)])
         let operatorSession = try login.decode(SessionReply.self)
@@ -172,6 +173,16 @@ struct EdgeHTTPTests {
         let newcomer = stack.client.signed(try stack.register(DemoData.operatorEmail).accessToken)
         #expect(try newcomer.get("/v1/operator").object()["operator"] == .bool(false))
         #expect(try newcomer.get("/v1/operator/status").status == 403)
+        // Whoever confirms the address from its mailbox is the operator the setting names.
+        let mail = MailFolder(environment: stack.environment)
+        var link: String?
+        for _ in 0..<100 where link == nil {
+            link = mail.entries().first { $0.to == DemoData.operatorEmail }?.links.first
+            if link == nil { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        let token = try #require(link.flatMap { URLComponents(string: $0)?.queryItems?.first { $0.name == "token" }?.value })
+        #expect(try stack.client.post("/v1/auth/email/verify", ["token": .string(token)]).status == 200)
+        #expect(try newcomer.get("/v1/operator").object()["operator"] == .bool(true))
     }
 
     @Test("posts carry their version as ETag: If-None-Match gives 304, a stale If-Match 412; avatars and images revalidate by ETag; JWKS")

@@ -19,6 +19,8 @@ public final class CatalogueService: AssembledService {
         follower = try base.followUsers(held: store.heldUserIds) { changes, db in try store.apply(changes, now: Date(), in: db) }
         var router = Router(service: CatalogueAPI.service)
         CatalogueHandlers(store: store).register(into: &router)
+        base.requireConfirmedEmail(for: [CatalogueAPI.create.name, CatalogueAPI.importPosts.name, CatalogueAPI.update.name,
+                                         CatalogueAPI.addImage.name, CatalogueAPI.rate.name], in: &router)
         self.store = store
         assembly = try ServiceAssembly(base, service: CatalogueAPI.service, router: router, followers: [follower],
                                        publishing: .changes(store.outbox))

@@ -22,6 +22,7 @@ public final class ChatService: AssembledService {
                                   logger: logger)
         var router = Router(service: ChatAPI.service)
         ChatHandlers(store: store, events: events).register(into: &router)
+        base.requireConfirmedEmail(for: [ChatAPI.send.name], in: &router)
         self.store = store
         assembly = try ServiceAssembly(base, service: ChatAPI.service, router: router, followers: [userFollower],
                                        publishing: .events(events), verifier: verifier)

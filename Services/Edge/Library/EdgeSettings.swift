@@ -50,9 +50,10 @@ public struct EdgeSettings: Sendable {
     /// The console map's tiles (`{z}`, `{x}`, `{y}` in it) and the credit they need.
     public var tileURL: String
     public var tileAttribution: String
-    /// The accounts, by user id, that may see the console's operators' page and
-    /// `GET /v1/operator/status`; none by default. Not by email: until an address is
-    /// verified, anyone may register one (or one whose account was deleted).
+    /// The accounts, by user id or by email address (lower-cased, as addresses compare), that may see the
+    /// console's operators' page and `GET /v1/operator/status`; none by default. Either
+    /// way the account's address must be confirmed: an unconfirmed address is anyone's
+    /// who typed it.
     public var operators: Set<String>
     /// The edge's CURVE keys (component `edge`); nil for a plaintext stack.
     public var keys: KeyRing?
@@ -108,13 +109,15 @@ public struct EdgeSettings: Sendable {
         serviceTimeout = Double(try Self.integer(value("SERVICE_TIMEOUT"), name: "HEREABOUTS_EDGE_SERVICE_TIMEOUT",
                                                  default: 5, in: 1...300))
         serviceTries = 2
-        operators = Set(value("OPERATORS").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? [])
-        if let address = operators.first(where: { $0.contains("@") }) {
-            throw EdgeSettingsError("HEREABOUTS_EDGE_OPERATORS names accounts by user id (`here whoami --json` shows yours), not by email "
-                                    + "address, which anyone may register while emails are not verified: \(address)")
-        }
-        if let malformed = operators.first(where: { !Identifier.isValidEntityID($0) }) {
-            throw EdgeSettingsError("HEREABOUTS_EDGE_OPERATORS must list user ids, comma-separated, not \(malformed)")
+        // Addresses compare without case; ids are case-sensitive.
+        operators = Set(value("OPERATORS").map { $0.split(separator: ",").map { entry in
+            let trimmed = entry.trimmingCharacters(in: .whitespaces)
+            return trimmed.contains("@") ? trimmed.lowercased() : trimmed
+        } } ?? [])
+        if let malformed = operators.first(where: { entry in
+            entry.contains("@") ? (try? AuthRules.email(entry)) == nil : !Identifier.isValidEntityID(entry)
+        }) {
+            throw EdgeSettingsError("HEREABOUTS_EDGE_OPERATORS must list user ids or email addresses, comma-separated, not \(malformed)")
         }
         leafletDirectory = value("LEAFLET_DIR") ?? "/usr/share/javascript/leaflet"
         tileURL = value("TILE_URL") ?? ConsoleFiles.defaultTileURL

@@ -319,6 +319,9 @@ final class RequestPipeline: Sendable {
                 throw ServiceError.permissionDenied("\(route.name) needs a registered account; anonymous users may upgrade")
             }
         }
+        if let confirmed = route.confirmedEmails, let caller, !caller.anonymous, !confirmed.contains(caller.userID) {
+            throw ConfirmedEmails.refusal
+        }
         return caller
     }
 

@@ -135,6 +135,13 @@ public struct Router: Sendable {
         routes[op.name]?.onlyFor = .operator
     }
 
+    /// Refuses `op` to registered callers whose address is not in `confirmed`
+    /// (`ServiceBase.requireConfirmedEmail`).
+    mutating func requireConfirmedEmail(_ op: String, _ confirmed: ConfirmedEmails) {
+        precondition(routes[op] != nil, "\(op) needs a confirmed address before it is registered")
+        routes[op]?.confirmedEmails = confirmed
+    }
+
     func route(_ name: String) -> Route? { routes[name] }
     var allRoutes: Dictionary<String, Route>.Values { routes.values }
 
@@ -203,6 +210,8 @@ struct Route: Sendable {
     /// The one kind of peer that may call it (`PeerRole`: services, or the operator's
     /// `here`); nil for any. Without CURVE every peer is trusted as both.
     var onlyFor: PeerRole?
+    /// Registered callers must be in it (`HEREABOUTS_REQUIRE_VERIFIED_EMAIL=writes`); nil for no such rule.
+    var confirmedEmails: ConfirmedEmails?
     let run: @Sendable (RequestEnvelope, RequestContext) throws -> HandlerOutput
 }
 

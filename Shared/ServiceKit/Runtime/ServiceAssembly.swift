@@ -12,6 +12,8 @@ public struct ServiceBase: Sendable {
     public let logger: Logger
     public let database: ServiceDatabase
     let deletedUsers: DeletedUsers?
+    /// The users auth's feed reported with a confirmed address (nil for a service that does not follow it).
+    public let confirmedEmails: ConfirmedEmails?
 
     /// Opens the service's database with its schema; `followsUsers` when it follows
     /// `auth.changes`, whose deleted users it then refuses.
@@ -22,20 +24,35 @@ public struct ServiceBase: Sendable {
         database = try ServiceDatabase(path: settings.databasePath, durability: durability, maxBytes: settings.databaseMaxBytes,
                                        backups: settings.backupDirectory) { migrator in
             schema(&migrator)
-            if followsUsers { DeletedUsers.register(in: &migrator) }
+            if followsUsers {
+                DeletedUsers.register(in: &migrator)
+                ConfirmedEmails.register(in: &migrator)
+            }
         }
         deletedUsers = followsUsers ? try DeletedUsers(in: database) : nil
+        confirmedEmails = followsUsers ? try ConfirmedEmails(in: database) : nil
     }
 
     /// A follower of `auth.changes`: `apply` applies a batch to the service's own
     /// tables, and the users deleted in it are refused once it commits.
     public func followUsers(held: @escaping ChangeFollower<UserChange>.Held,
                             apply: @escaping @Sendable ([UserChange], Database) throws -> Void) throws -> ChangeFollower<UserChange> {
-        guard let deletedUsers else { preconditionFailure("a service that follows auth.changes opens its base with followsUsers") }
+        guard let deletedUsers, let confirmedEmails else {
+            preconditionFailure("a service that follows auth.changes opens its base with followsUsers")
+        }
         return try ChangeFollower.auth(settings: settings, database: database, logger: logger, held: held) { changes, db in
             try apply(changes, db)
             try deletedUsers.record(changes, in: db)
+            try confirmedEmails.record(changes, in: db)
         }
+    }
+
+    /// Under `HEREABOUTS_REQUIRE_VERIFIED_EMAIL=writes`, refuses `ops` to registered
+    /// users whose address auth's feed has not reported confirmed (anonymous users
+    /// are left to the ops' own access rules). Does nothing otherwise.
+    public func requireConfirmedEmail(for ops: [String], in router: inout Router) {
+        guard settings.requireConfirmedEmail, let confirmedEmails else { return }
+        for op in ops { router.requireConfirmedEmail(op, confirmedEmails) }
     }
 
     /// A follower of `catalogue.changes`.

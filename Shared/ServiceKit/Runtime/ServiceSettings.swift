@@ -59,6 +59,9 @@ public struct ServiceSettings: Sendable {
     /// (replica 0: `<service>.sqlite`), and only replica 0 owns state that must not
     /// split (geo's fences).
     public var replica: Int
+    /// `HEREABOUTS_REQUIRE_VERIFIED_EMAIL=writes`: posts, ratings and chat messages only
+    /// from registered users who confirmed their address (and anonymous ones, as the ops allow).
+    public var requireConfirmedEmail = false
 
     /// Values that win over the environment (an executable's flags).
     public struct Overrides: Sendable {
@@ -134,6 +137,12 @@ public struct ServiceSettings: Sendable {
                 throw ValidationError("HEREABOUTS_DATABASE_MAX_BYTES must be a size of at least 64K (bytes, or with K, M or G), not \(text)")
             }
             databaseMaxBytes = bytes
+        }
+        switch environment["HEREABOUTS_REQUIRE_VERIFIED_EMAIL"]?.lowercased() ?? "" {
+        case "", "off": requireConfirmedEmail = false
+        case "writes": requireConfirmedEmail = true
+        case let other:
+            throw ValidationError("HEREABOUTS_REQUIRE_VERIFIED_EMAIL must be writes or off, not \(other)")
         }
         do {
             keys = try KeyRing.fromEnvironment(environment, component: service)

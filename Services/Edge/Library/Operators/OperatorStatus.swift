@@ -70,14 +70,15 @@ struct OperatorRoutes: Sendable {
         }
     }
 
-    /// Whether the signed-in caller is one of the operators, by user id; 401 without a
-    /// valid token (auth judges it, answering `auth.me`).
+    /// Whether the signed-in caller is one of the operators, by user id or address,
+    /// with a confirmed address; 401 without a valid token (auth judges it, answering `auth.me`).
     private func isOperator(_ request: Request, _ context: EdgeContext) async throws -> Bool {
         guard try request.bearerToken() != nil else {
             throw Problem(ServiceError.unauthenticated("sign in: send Authorization: Bearer <access token>"))
         }
         let me = try await backends.call(AuthAPI.me.name, for: request, context: context).decoded(as: UserReply.self)
-        return operators.contains(me.user.id)
+        guard me.user.emailVerified else { return false }
+        return operators.contains(me.user.id) || me.user.email.map { operators.contains($0.lowercased()) } == true
     }
 
     private func status() async throws -> OperatorStatus {
