@@ -287,6 +287,11 @@ struct EdgeHTTPTests {
                 "\(metrics.text)")
         #expect(metrics.text.contains("# TYPE http_server_request_duration histogram"))
         #expect(metrics.text.contains("hereabouts_edge_websockets_open") && metrics.text.contains("hereabouts_edge_events_sent_total"))
+        // Auth's mail outbox, asked at the scrape.
+        for gauge in ["pending_messages", "oldest_pending_seconds", "failed_last_day_messages", "sent_last_day_messages"] {
+            #expect(metrics.text.contains("# TYPE hereabouts_mail_\(gauge) gauge\n")
+                    && metrics.text.split(separator: "\n").contains { $0.hasPrefix("hereabouts_mail_\(gauge) ") }, "\(gauge)")
+        }
         let notSocket = try client.get("/v1/events")
         #expect(notSocket.status == 426, "\(notSocket)")
     }

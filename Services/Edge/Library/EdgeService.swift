@@ -180,9 +180,11 @@ public final class EdgeService {
     public func metricsApplication() -> (any Service)? {
         guard let (host, port) = settings.metricsListen else { return nil }
         let router = Hummingbird.Router()
+        let health = self.health
         router.get("/metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                     body: .init(byteBuffer: ByteBuffer(bytes: Self.registry.emitToBuffer())))
+            await Self.recordMail(from: health)
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: Self.registry.emitToBuffer())))
         }
         let application = Application(router: router, configuration: .init(address: .hostname(host, port: port), serverName: "hereabouts-edge"),
                                       onServerRunning: { [logger] channel in
@@ -201,6 +203,21 @@ public final class EdgeService {
     }
 
     static let registry = PrometheusCollectorRegistry()
+
+    /// Auth's mail outbox, asked at each scrape (a one-second call): messages waiting,
+    /// the oldest one's age, and those given up and sent in the last day. Left as they
+    /// were when auth does not answer.
+    static func recordMail(from health: Backends) async {
+        guard let mail = try? await health.client(AuthAPI.service).call(AuthAPI.health, Empty()).value.mail else { return }
+        func gauge(_ name: String, _ unit: String, _ help: String) -> Prometheus.Gauge {
+            registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "hereabouts", subsystem: "mail", metricName: name,
+                                                                unitName: unit, helpText: help))
+        }
+        gauge("pending", "messages", "Account mail not delivered yet").set(Double(mail.pending))
+        gauge("oldest_pending", "seconds", "How long the oldest undelivered mail has waited").set(mail.oldestPendingSeconds ?? 0)
+        gauge("failed_last_day", "messages", "Account mail given up in the last 24 hours").set(Double(mail.failedLastDay))
+        gauge("sent_last_day", "messages", "Account mail delivered in the last 24 hours").set(Double(mail.sentLastDay))
+    }
     private static let bootstrap: Void = MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
     /// swift-metrics takes one factory per process: the first edge made sets it.

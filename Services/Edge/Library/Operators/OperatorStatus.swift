@@ -24,6 +24,8 @@ struct OperatorStatus: Codable, Sendable {
         /// Its `ready` answer: the file takes writes and it keeps up with its feeds.
         var ready: Bool?
         var feeds: [FeedReadiness]?
+        /// The mail it sends (auth): waiting, given up, the last failure.
+        var mail: MailQueueStatus?
     }
 
     /// The edge itself.
@@ -117,7 +119,7 @@ struct OperatorRoutes: Sendable {
         return OperatorStatus.Service(
             service: name, answering: true, version: health.version, uptimeSeconds: health.uptimeSeconds,
             roundTripMs: Double(roundTrip.components.attoseconds) / 1e15 + Double(roundTrip.components.seconds) * 1000,
-            memory: health.memory, storage: health.storage, ready: ready?.ready, feeds: ready?.feeds)
+            memory: health.memory, storage: health.storage, ready: ready?.ready, feeds: ready?.feeds, mail: health.mail)
     }
 }
 
