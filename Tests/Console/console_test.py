@@ -5,14 +5,18 @@ What a person trying Hereabouts does, on a desktop's screen and a phone's: sign 
 search "burger" near Utrecht and see the pin and the row with its open status, open
 the post and save it, post a bike with a photo and see it appear in a search left
 open (no reload), send a chat message and see it arrive in a second browser, switch
-to German (labels and data), and visit every page; an operator sees the stack's
-state. Any error in a browser's console, on any page, fails the run.
+to German (labels and data), and visit every page; confirm a new account's address
+from the link it was mailed, and get back in with a forgotten password's link (the
+stack keeps its mail as files: no relay); an operator sees the stack's state. Any error in a browser's console, on any page, fails the run.
 
     python console_test.py --bin .build/debug [--screenshots Docs/screenshots]
 
 With --screenshots, the main pages at phone and desktop sizes are saved there.
 """
 import argparse
+import email
+import email.policy
+import glob
 import os
 import random
 import re
@@ -167,13 +171,31 @@ def offer_form(page, title, lat, lon):
     return form
 
 
+def mailed_link(mail_dir, address, path, seen):
+    """The link with `path` in the newest message to `address` the stack kept, not in `seen`."""
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        for name in sorted(glob.glob(os.path.join(mail_dir, "*.eml")), key=os.path.getmtime, reverse=True):
+            with open(name) as f:
+                message = email.message_from_file(f, policy=email.policy.default)
+            if message["To"] != address:
+                continue
+            text = message.get_body(preferencelist=("plain",)).get_content()
+            match = re.search(r"https?://\S+" + re.escape(path) + r"\?token=[A-Za-z0-9_-]+", text)
+            if match and match.group(0) not in seen:
+                seen.add(match.group(0))
+                return match.group(0)
+        time.sleep(0.1)
+    raise AssertionError(f"no mail to {address} with a {path} link in {mail_dir}")
+
+
 def check(name, condition, detail=""):
     if not condition:
         raise AssertionError(f"{name}: {detail}")
     print(f"  ok  {name}")
 
 
-def flows(browser, size_name, size, screenshots):
+def flows(browser, size_name, size, screenshots, mail_dir):
     """The whole walk on one screen size."""
     def shot(page, name):
         if screenshots:
@@ -331,6 +353,40 @@ def flows(browser, size_name, size, screenshots):
     check("every image has a text alternative", unnamed == 0, f"{unnamed} without")
     ann_context.close()
 
+    # A new account confirms its address from the mailed link; later, a forgotten password.
+    address = f"newcomer-{size_name}@example.org"
+    seen = set()
+    mail_context = browser.context(size)
+    newcomer = mail_context.new_page()
+    newcomer.goto("/#/search")
+    header = newcomer.locator("#account")
+    header.get_by_label("Email").fill(address)
+    header.get_by_label("Password").fill(PASSWORD)
+    header.get_by_role("button", name="Register").click()
+    expect(header).to_contain_text("Signed in as")
+    header.get_by_role("link", name=re.compile("Signed in as")).click()
+    expect(newcomer.locator("#page")).to_contain_text("not confirmed yet")
+    link = mailed_link(mail_dir, address, "/email/verify", seen)
+    newcomer.goto(link)
+    expect(newcomer.locator("#page")).to_contain_text(f"{address} is confirmed")
+    check("the token leaves the address bar", "token" not in newcomer.url, newcomer.url)
+    expect(newcomer.locator("#page .badge")).to_have_text("confirmed")
+    shot(newcomer, "account")
+    header.get_by_role("button", name="Sign out").click()
+    header.get_by_role("link", name="Forgot your password?").click()
+    form = newcomer.get_by_role("form", name="Forgot your password?")
+    form.get_by_label("Email").fill(address)
+    form.get_by_role("button", name="Send the link").click()
+    expect(newcomer.locator("#notice")).to_contain_text(f"If an account has {address}")
+    newcomer.goto(mailed_link(mail_dir, address, "/password/reset", seen))
+    reset = newcomer.get_by_role("form", name="A new password")
+    reset.get_by_label("New password").fill(PASSWORD + "-2")
+    reset.get_by_role("button", name="Set the password").click()
+    expect(newcomer.locator("#notice")).to_contain_text("Your password is set")
+    expect(newcomer.locator("#page .badge")).to_have_text("confirmed")
+    expect(header).to_contain_text("Signed in as")
+    mail_context.close()
+
     # The operators' page, for the demo's operator only.
     operator_context = browser.context(size)
     operator = operator_context.new_page()
@@ -359,7 +415,7 @@ def main():
             browser = Browser(playwright, stack.url)
             try:
                 for size_name, size in (("desktop", DESKTOP), ("phone", PHONE)):
-                    flows(browser, size_name, size, arguments.screenshots)
+                    flows(browser, size_name, size, arguments.screenshots, os.path.join(stack.directory, "data", "mail"))
             except Exception:
                 print("\n".join(browser.errors), file=sys.stderr)
                 raise

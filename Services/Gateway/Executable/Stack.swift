@@ -66,11 +66,16 @@ struct Up: ParsableCommand {
             FileHandle.standardError.write(Data("here: \(GatewayError.from(error).message)\n".utf8))
             throw ExitCode(2)
         }
+        let edgeListen = noHttp ? nil : EdgeAddress.listen(http, environment: environment)
+        // Account mail links to the console at this edge unless HEREABOUTS_PUBLIC_URL says otherwise.
+        if let edgeListen, (environment["HEREABOUTS_PUBLIC_URL"] ?? "").isEmpty {
+            childEnvironment["HEREABOUTS_PUBLIC_URL"] = "http://" + (edgeListen.hasPrefix("0.0.0.0:") ? "127.0.0.1" + edgeListen.dropFirst(7) : edgeListen)
+        }
         var configuration = Supervisor.Configuration(services: ServiceEndpoints.services, executables: Self.executables(environment),
                                                      dataDirectory: directory, environment: childEnvironment)
         configuration.replicas = [GeoAPI.service: geoReplicas]
         configuration.maxBackoff = max(0, maxBackoff)
-        configuration.edgeListen = noHttp ? nil : EdgeAddress.listen(http, environment: environment)
+        configuration.edgeListen = edgeListen
         let supervisor = Supervisor(configuration) { [json = options.json] in Self.say($0, json: json) }
         // Signals arrive here, and the services (in their own process groups) are stopped in order.
         signal(SIGINT, SIG_IGN)

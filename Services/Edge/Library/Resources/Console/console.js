@@ -18,6 +18,7 @@ const pages = {
   sights: () => import("./pages/sights.js"),
   country: () => import("./pages/country.js"),
   operator: () => import("./pages/operator.js"),
+  account: () => import("./pages/account.js"),
 };
 
 // The pages in the navigation, in order; `operator` only for operators.
@@ -31,6 +32,9 @@ let isOperator = false;
 
 /** The address's page and what follows it: `#/post/123?x=1` → ["post", ["123"], URLSearchParams]. */
 function route() {
+  // Mailed links: /email/verify?token=… and /password/reset?token=… open the account page.
+  const mailed = { "/email/verify": "verify", "/password/reset": "reset" }[location.pathname];
+  if (mailed && !location.hash) return ["account", [mailed], new URLSearchParams(location.search)];
   const [path, query] = location.hash.replace(/^#\/?/, "").split("?");
   const [name, ...rest] = path.split("/").filter(Boolean).map(decodeURIComponent);
   // The page at / with `?q=…&place=…` (an address shared before pages had hashes) searches.
@@ -68,7 +72,8 @@ function renderAccount() {
     languages.map((code) => h("option", { value: code, selected: code === language() }, t(`language.${code}`))));
   if (session) {
     const name = session.user.displayName ?? session.user.email ?? t("account.anonymous");
-    fill(account, h("span", { class: "who" }, t("account.signedInAs", { name })),
+    const who = t("account.signedInAs", { name });
+    fill(account, session.user.anonymous ? h("span", { class: "who" }, who) : h("a", { class: "who", href: "#/account" }, who),
       h("button", { type: "button", class: "secondary", onclick: () => signOut() }, t("account.signOut")), switcher);
     return;
   }
@@ -79,7 +84,8 @@ function renderAccount() {
     h("button", { type: "submit" }, t("account.signIn")),
     h("button", { type: "button", class: "secondary", onclick: () => attempt(() => register(email.value, password.value)) },
       t("account.register")),
-    h("button", { type: "button", class: "secondary", onclick: () => attempt(() => signInAnonymously()) }, t("account.tryAnonymously")));
+    h("button", { type: "button", class: "secondary", onclick: () => attempt(() => signInAnonymously()) }, t("account.tryAnonymously")),
+    h("a", { href: "#/account", class: "forgot" }, t("account.forgotLink")));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     attempt(() => signIn(email.value, password.value));

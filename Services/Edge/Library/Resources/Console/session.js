@@ -84,6 +84,11 @@ export async function register(email, password, displayName) {
   store(sessionFrom(await api("/v1/auth/register", { method: "POST", json: { email, password, displayName: displayName || undefined } })));
 }
 
+/** Signs in with a session the edge answered (a password reset's). */
+export function acceptSession(reply) {
+  store(sessionFrom(reply));
+}
+
 /** A session without an account, for trying things that need a caller (live queries, favourites). */
 export async function signInAnonymously() {
   store(sessionFrom(await api("/v1/auth/anonymous", { method: "POST", json: {} })));
