@@ -178,6 +178,9 @@ private let bodyCases: [HostileCase] = [
     HostileCase(name: "a resend whose body is a string", frames: { context in
         [request("auth.email.verify.resend", body: #""again""#, token: try context.forge(Date()))]
     }, expected: "bad_request"),
+    HostileCase(name: "an operator's confirmation of an address no account has", frames: { _ in
+        [request("auth.email.confirm", body: #"{"email":"nobody@example.org"}"#)]
+    }, expected: "not_found"),
     HostileCase(name: "a new address with angle brackets and no password", frames: { context in
         [request("auth.email.change", body: #"{"email":"<a>@example.org"}"#, token: try context.forge(Date()))]
     }, expected: "invalid_argument password"),

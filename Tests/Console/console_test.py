@@ -7,7 +7,7 @@ the post and save it, post a bike with a photo and see it appear in a search lef
 open (no reload), send a chat message and see it arrive in a second browser, switch
 to German (labels and data), and visit every page; confirm a new account's address
 from the link it was mailed, and get back in with a forgotten password's link (the
-stack keeps its mail as files: no relay); an operator sees the stack's state. Any error in a browser's console, on any page, fails the run.
+stack mails a real SMTP server the test runs); an operator sees the stack's state. Any error in a browser's console, on any page, fails the run.
 
     python console_test.py --bin .build/debug [--screenshots Docs/screenshots]
 
@@ -74,7 +74,17 @@ class Stack:
     def __init__(self, bin_dir):
         self.directory = tempfile.mkdtemp(prefix="hb-console-")
         self.port = free_port()
+        # A real SMTP server for the stack's mail (Debian's aiosmtpd; the tests' own script):
+        # what it accepts is kept as files in mail_dir.
+        self.mail_dir = os.path.join(self.directory, "relay")
+        relay_port = free_port()
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Shared", "ServiceKitTesting", "smtp_server.py")
+        self.relay = subprocess.Popen(["/usr/bin/python3", script, "--port", str(relay_port), "--dir", self.mail_dir],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        if not self.relay.stdout.readline().startswith("READY"):
+            raise SystemExit("the test SMTP server did not start (python3-aiosmtpd)")
         environment = dict(os.environ, HEREABOUTS_BIN_DIR=bin_dir, HEREABOUTS_LOG_LEVEL="warning",
+                           HEREABOUTS_SMTP_URL=f"smtp://127.0.0.1:{relay_port}?starttls=off",
                            XDG_CONFIG_HOME=os.path.join(self.directory, "config"),
                            HEREABOUTS_EDGE_RATE_LIMIT="0", HEREABOUTS_EDGE_SERVICE_TIMEOUT="60")
         environment.pop("HEREABOUTS_EDGE_OPERATORS", None)
@@ -108,6 +118,9 @@ class Stack:
         return f"http://127.0.0.1:{self.port}"
 
     def stop(self):
+        if self.relay.poll() is None:
+            self.relay.stdin.close()
+            self.relay.wait(10)
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             try:
@@ -172,7 +185,7 @@ def offer_form(page, title, lat, lon):
 
 
 def mailed_link(mail_dir, address, path, seen):
-    """The link with `path` in the newest message to `address` the stack kept, not in `seen`."""
+    """The link with `path` in the newest message to `address` the relay kept, not in `seen`."""
     deadline = time.time() + 30
     while time.time() < deadline:
         for name in sorted(glob.glob(os.path.join(mail_dir, "*.eml")), key=os.path.getmtime, reverse=True):
@@ -415,7 +428,7 @@ def main():
             browser = Browser(playwright, stack.url)
             try:
                 for size_name, size in (("desktop", DESKTOP), ("phone", PHONE)):
-                    flows(browser, size_name, size, arguments.screenshots, os.path.join(stack.directory, "data", "mail"))
+                    flows(browser, size_name, size, arguments.screenshots, stack.mail_dir)
             except Exception:
                 print("\n".join(browser.errors), file=sys.stderr)
                 raise

@@ -199,7 +199,7 @@ struct PasswordChange: GatewayCommand {
 
 struct Account: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Your account.",
-                                                    subcommands: [AccountVerify.self, AccountResend.self, AccountEmail.self, AccountDelete.self])
+                                                    subcommands: [AccountVerify.self, AccountResend.self, AccountEmail.self, AccountConfirm.self, AccountDelete.self])
 }
 
 struct AccountVerify: GatewayCommand {
@@ -210,6 +210,18 @@ struct AccountVerify: GatewayCommand {
 
     func execute(_ gateway: Gateway) throws {
         let reply = try gateway.call(AuthAPI.emailVerify, EmailTokenRequest(token: linkToken(token)), token: .none)
+        try confirm(options, reply, "\(reply.email) confirmed")
+    }
+}
+
+struct AccountConfirm: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "confirm", abstract: "Mark an account's address confirmed without its link (the operator's here only: support, a demo).")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "The account's email address.") var email: String
+
+    func execute(_ gateway: Gateway) throws {
+        let reply = try gateway.call(AuthAPI.emailConfirm, PasswordForgotRequest(email: email), token: .none)
         try confirm(options, reply, "\(reply.email) confirmed")
     }
 }

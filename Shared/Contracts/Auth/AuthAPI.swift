@@ -26,6 +26,9 @@ public enum AuthAPI {
     public static let passwordReset = Op<PasswordResetRequest, SessionReply>("auth.password.reset", access: .anyone, effect: .sessionWrite)
     /// Mails the new address a confirmation link and the old one a notice; the address changes when it is confirmed.
     public static let emailChange = Op<EmailChangeRequest, MailQueuedReply>("auth.email.change", access: .registered, effect: .write)
+    /// Marks an account's address confirmed without a link: for the operator's `here`
+    /// alone (support, a demo); every other peer gets `permission_denied`.
+    public static let emailConfirm = Op<PasswordForgotRequest, EmailVerifiedReply>("auth.email.confirm", access: .anyone, effect: .write)
     public static let usersGet = Op<UsersGetRequest, UsersReply>("auth.users.get", access: .anyone, effect: .read)
     public static let usersLookup = Op<UsersLookupRequest, PublicUserReply>("auth.users.lookup", access: .registered, effect: .read)
     /// The reply's frame 1 holds the avatar's bytes.
