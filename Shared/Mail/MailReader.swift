@@ -30,7 +30,10 @@ public struct ReadMail: Sendable, Equatable {
     }
 
     /// The http(s) links in the text, in order.
-    public var links: [String] {
+    public var links: [String] { Self.links(in: text) }
+
+    /// The http(s) links of a text, in order (a link stands alone between spaces or lines).
+    public static func links(in text: String) -> [String] {
         text.split(whereSeparator: \.isWhitespace).map(String.init).filter { $0.hasPrefix("http://") || $0.hasPrefix("https://") }
     }
 

@@ -211,6 +211,29 @@ struct AccountMailTests {
         #expect(refusing.messages.isEmpty)
     }
 
+    @Test("a development stack (no relay, HEREABOUTS_MAIL_SHOW_LINKS) shows an address's newest mail and its links; no other stack does")
+    func mailPreview() throws {
+        let auth = try AuthFixture(environment: ["HEREABOUTS_MAIL_SHOW_LINKS": "1"])
+        try auth.register("preview")
+        let preview = try auth.client.call(AuthAPI.mailLatest, PasswordForgotRequest(email: "Preview@example.org"))
+        #expect(preview.to == "preview@example.org" && preview.subject == "Confirm your email address for Hereabouts")
+        let link = try #require(preview.links.first.flatMap { URLComponents(string: $0) })
+        #expect(link.path == "/email/verify")
+        _ = try auth.client.call(AuthAPI.emailVerify, EmailTokenRequest(token: try #require(link.queryItems?.first?.value)))
+        #expect(auth.failure(AuthAPI.mailLatest, PasswordForgotRequest(email: "nobody@example.org"))?.code == .notFound)
+
+        let plain = try AuthFixture()
+        try plain.register("private")
+        #expect(plain.failure(AuthAPI.mailLatest, PasswordForgotRequest(email: "private@example.org"))?.code == .permissionDenied)
+        // Never beside a relay: the service does not start.
+        let stack = try TestStack()
+        var settings = try stack.settings(for: "auth")
+        settings.environment["HEREABOUTS_MAIL_SHOW_LINKS"] = "1"
+        settings.environment["HEREABOUTS_SMTP_URL"] = "smtp://127.0.0.1:25?starttls=off"
+        #expect(throws: (any Error).self) { _ = try AuthService(settings: settings, logger: TestStack.logger("auth")) }
+        stack.stop()
+    }
+
     @Test("without a relay, each mail is an .eml file in <data dir>/mail")
     func mailDrop() throws {
         let auth = try AuthFixture()

@@ -181,6 +181,9 @@ private let bodyCases: [HostileCase] = [
     HostileCase(name: "an operator's confirmation of an address no account has", frames: { _ in
         [request("auth.email.confirm", body: #"{"email":"nobody@example.org"}"#)]
     }, expected: "not_found"),
+    HostileCase(name: "a mail preview of something not an address", frames: { _ in
+        [request("auth.mail.latest", body: #"{"email":"../../etc/passwd"}"#)]
+    }, expected: "invalid_argument email"),
     HostileCase(name: "a new address with angle brackets and no password", frames: { context in
         [request("auth.email.change", body: #"{"email":"<a>@example.org"}"#, token: try context.forge(Date()))]
     }, expected: "invalid_argument password"),

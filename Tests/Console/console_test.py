@@ -71,20 +71,25 @@ def free_port():
 class Stack:
     """`here up --demo` in a fresh data directory, the edge on a free port."""
 
-    def __init__(self, bin_dir):
+    def __init__(self, bin_dir, relay=True):
         self.directory = tempfile.mkdtemp(prefix="hb-console-")
         self.port = free_port()
-        # A real SMTP server for the stack's mail (Debian's aiosmtpd; the tests' own script):
-        # what it accepts is kept as files in mail_dir.
-        self.mail_dir = os.path.join(self.directory, "relay")
-        relay_port = free_port()
-        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Shared", "ServiceKitTesting", "smtp_server.py")
-        self.relay = subprocess.Popen(["/usr/bin/python3", script, "--port", str(relay_port), "--dir", self.mail_dir],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        if not self.relay.stdout.readline().startswith("READY"):
-            raise SystemExit("the test SMTP server did not start (python3-aiosmtpd)")
-        environment = dict(os.environ, HEREABOUTS_BIN_DIR=bin_dir, HEREABOUTS_LOG_LEVEL="warning",
-                           HEREABOUTS_SMTP_URL=f"smtp://127.0.0.1:{relay_port}?starttls=off",
+        environment = dict(os.environ)
+        self.relay = None
+        if relay:
+            # A real SMTP server for the stack's mail (Debian's aiosmtpd; the tests' own script):
+            # what it accepts is kept as files in mail_dir.
+            self.mail_dir = os.path.join(self.directory, "relay")
+            relay_port = free_port()
+            script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Shared", "ServiceKitTesting", "smtp_server.py")
+            self.relay = subprocess.Popen(["/usr/bin/python3", script, "--port", str(relay_port), "--dir", self.mail_dir],
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            if not self.relay.stdout.readline().startswith("READY"):
+                raise SystemExit("the test SMTP server did not start (python3-aiosmtpd)")
+            environment["HEREABOUTS_SMTP_URL"] = f"smtp://127.0.0.1:{relay_port}?starttls=off"
+        else:
+            environment.pop("HEREABOUTS_SMTP_URL", None)
+        environment.update(HEREABOUTS_BIN_DIR=bin_dir, HEREABOUTS_LOG_LEVEL="warning",
                            XDG_CONFIG_HOME=os.path.join(self.directory, "config"),
                            HEREABOUTS_EDGE_RATE_LIMIT="0", HEREABOUTS_EDGE_SERVICE_TIMEOUT="60")
         environment.pop("HEREABOUTS_EDGE_OPERATORS", None)
@@ -118,7 +123,7 @@ class Stack:
         return f"http://127.0.0.1:{self.port}"
 
     def stop(self):
-        if self.relay.poll() is None:
+        if self.relay and self.relay.poll() is None:
             self.relay.stdin.close()
             self.relay.wait(10)
         if self.process.poll() is None:
@@ -139,8 +144,8 @@ class Browser:
         self.base_url = base_url
         self.errors = []
 
-    def context(self, size, language="en-GB"):
-        context = self.browser.new_context(base_url=self.base_url, locale=language, **size)
+    def context(self, size, language="en-GB", base_url=None):
+        context = self.browser.new_context(base_url=base_url or self.base_url, locale=language, **size)
         context.route(re.compile(r"^https://tile\.openstreetmap\.org/"),
                       lambda route: route.fulfill(status=200, content_type="image/png", body=BLANK_PNG))
         context.set_default_timeout(30_000)
@@ -413,6 +418,31 @@ def flows(browser, size_name, size, screenshots, mail_dir):
     operator_context.close()
 
 
+def development_mail(browser, bin_dir):
+    """A demo stack keeps its mail: the console offers the link of a mail in its notice."""
+    print("development stack:")
+    stack = Stack(bin_dir, relay=False)
+    try:
+        context = browser.context(DESKTOP, base_url=stack.url)
+        page = context.new_page()
+        page.goto("/#/search")
+        header = page.locator("#account")
+        header.get_by_label("Email").fill("dev@example.org")
+        header.get_by_label("Password").fill(PASSWORD)
+        header.get_by_role("button", name="Register").click()
+        expect(header).to_contain_text("Signed in as")
+        expect(page.locator("#notice")).to_contain_text("no mail leaves")
+        page.locator("#notice").get_by_role("link", name="open its link").click()
+        expect(page.locator("#page")).to_contain_text("dev@example.org is confirmed")
+        check("a development stack offers the mail's link, and it confirms", True)
+        context.close()
+    except Exception:
+        print(stack.text()[-3000:], file=sys.stderr)
+        raise
+    finally:
+        stack.stop()
+
+
 def main():
     global BLANK_PNG
     parser = argparse.ArgumentParser()
@@ -429,6 +459,7 @@ def main():
             try:
                 for size_name, size in (("desktop", DESKTOP), ("phone", PHONE)):
                     flows(browser, size_name, size, arguments.screenshots, stack.mail_dir)
+                development_mail(browser, os.path.abspath(arguments.bin))
             except Exception:
                 print("\n".join(browser.errors), file=sys.stderr)
                 raise

@@ -223,6 +223,8 @@ struct Journey {
         try await expectStatus(200, http.call(.post, "/v1/auth/email/verify", json: ["token": .string(change.token)]))
         let me = try await http.call(.get, "/v1/me", token: carol)
         #expect(me.string("user", "email") == "carol@example.net", "\(me)")
+        // Mail links are shown only on a development stack (here up --demo): not here.
+        try await expectStatus(403, http.call(.get, "/v1/dev/mail?email=carol%40example.net"))
         // The links open the console.
         let page = try await http.call(.get, "/password/reset?token=\(reset.token)")
         #expect(page.status == 200 && String(buffer: page.body).contains("<html"), "\(page.status)")

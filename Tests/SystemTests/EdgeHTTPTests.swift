@@ -116,6 +116,7 @@ struct EdgeHTTPTests {
         #expect(try stack.client.get("/console/pages/search.js").header("Content-Type") == "text/javascript; charset=utf-8")
         let config = try stack.client.get("/console/config.json").object()
         #expect(config["tileURL"]?.stringValue == "https://tiles.example.org:8443/{z}/{x}/{y}.png")
+        #expect(config["mailLinks"] == .bool(false))  // only a demo shows its mail's links
         // Leaflet from Debian's libjs-leaflet (make deps installs it), as an ES module, and its styles.
         let leaflet = try stack.client.get("/vendor/leaflet/leaflet.esm.js")
         #expect(leaflet.status == 200 && leaflet.header("Content-Type") == "text/javascript; charset=utf-8" && leaflet.text.contains("export"))
@@ -145,6 +146,10 @@ struct EdgeHTTPTests {
         let refused = try user.get("/v1/operator/status")
         #expect(try refused.status == 403 && refused.object()["code"]?.stringValue == "permission_denied", "\(refused)")
         #expect(try operatorAccount.get("/v1/operator").object()["operator"] == .bool(true))
+        // A demo shows the links of its mail (none leaves): the console offers them in place of a mailbox.
+        #expect(try stack.client.get("/console/config.json").object()["mailLinks"] == .bool(true))
+        let preview = try stack.client.get("/v1/dev/mail?email=\(DemoData.operatorEmail)")
+        #expect(preview.status == 200 && preview.text.contains("/email/verify?token="), "\(preview)")
 
         // A problem the edge answers is among the last ones, newest first, the path without its query.
         let missing = try stack.client.get("/v1/posts/nothing-here?secret=1")

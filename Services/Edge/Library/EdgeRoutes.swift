@@ -29,6 +29,7 @@ struct EdgeRoutes: Sendable {
         routes.route(.post, "/v1/auth/password/forgot", AuthAPI.passwordForgot, status: .accepted)
         routes.route(.post, "/v1/auth/password/reset", AuthAPI.passwordReset)
         routes.route(.post, "/v1/me/email", AuthAPI.emailChange, status: .accepted)
+        routes.route(.get, "/v1/dev/mail", AuthAPI.mailLatest)
         routes.route(.post, "/v1/auth/refresh", AuthAPI.refresh)
         routes.route(.post, "/v1/auth/logout", AuthAPI.logout)
         routes.route(.get, "/v1/me", AuthAPI.me)

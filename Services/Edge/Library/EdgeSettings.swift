@@ -50,6 +50,9 @@ public struct EdgeSettings: Sendable {
     /// The console map's tiles (`{z}`, `{x}`, `{y}` in it) and the credit they need.
     public var tileURL: String
     public var tileAttribution: String
+    /// `HEREABOUTS_MAIL_SHOW_LINKS` (auth's, which `here up --demo` gives every process):
+    /// the console offers the links of kept mail (`GET /v1/dev/mail`).
+    public var showsMailLinks: Bool
     /// The accounts, by user id or by email address (lower-cased, as addresses compare), that may see the
     /// console's operators' page and `GET /v1/operator/status`; none by default. Either
     /// way the account's address must be confirmed: an unconfirmed address is anyone's
@@ -122,6 +125,7 @@ public struct EdgeSettings: Sendable {
         leafletDirectory = value("LEAFLET_DIR") ?? "/usr/share/javascript/leaflet"
         tileURL = value("TILE_URL") ?? ConsoleFiles.defaultTileURL
         tileAttribution = value("TILE_ATTRIBUTION") ?? (value("TILE_URL") == nil ? ConsoleFiles.defaultTileAttribution : "")
+        showsMailLinks = ["1", "on", "true"].contains(environment["HEREABOUTS_MAIL_SHOW_LINKS"]?.lowercased() ?? "")
         let levelText = environment["HEREABOUTS_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
             throw EdgeSettingsError("HEREABOUTS_LOG_LEVEL must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")

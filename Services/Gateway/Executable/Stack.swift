@@ -71,6 +71,10 @@ struct Up: ParsableCommand {
         if let edgeListen, (environment["HEREABOUTS_PUBLIC_URL"] ?? "").isEmpty {
             childEnvironment["HEREABOUTS_PUBLIC_URL"] = "http://" + (edgeListen.hasPrefix("0.0.0.0:") ? "127.0.0.1" + edgeListen.dropFirst(7) : edgeListen)
         }
+        // A demo keeps its mail (no relay): the console may show a mail's link in place of the mailbox.
+        if demo, (environment["HEREABOUTS_SMTP_URL"] ?? "").isEmpty, environment["HEREABOUTS_MAIL_SHOW_LINKS"] == nil {
+            childEnvironment["HEREABOUTS_MAIL_SHOW_LINKS"] = "1"
+        }
         var configuration = Supervisor.Configuration(services: ServiceEndpoints.services, executables: Self.executables(environment),
                                                      dataDirectory: directory, environment: childEnvironment)
         configuration.replicas = [GeoAPI.service: geoReplicas]

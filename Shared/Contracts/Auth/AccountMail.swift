@@ -1,3 +1,4 @@
+import Foundation
 import Wire
 
 // The requests and replies of the flows that go through a person's mailbox: confirming
@@ -104,5 +105,22 @@ public struct MailQueueStatus: Codable, Sendable, Equatable {
         self.sentLastDay = sentLastDay
         self.lastError = lastError
         self.transport = transport
+    }
+}
+
+/// `auth.mail.latest` (development only): the newest mail queued to an address, so the
+/// console can offer its link where no mail leaves.
+public struct MailPreviewReply: Codable, Sendable, Equatable {
+    public var to: String
+    public var subject: String
+    /// The links in the mail's text, in order.
+    public var links: [String]
+    public var queuedAt: Date
+
+    public init(to: String, subject: String, links: [String], queuedAt: Date) {
+        self.to = to
+        self.subject = subject
+        self.links = links
+        self.queuedAt = queuedAt
     }
 }

@@ -3736,6 +3736,223 @@ public enum Operations {
             }
         }
     }
+    /// Development only: the newest mail queued to an address, with its links (auth.mail.latest).
+    ///
+    /// Answers only on a stack that keeps its mail instead of sending it (no HEREABOUTS_SMTP_URL) and shows links (HEREABOUTS_MAIL_SHOW_LINKS; `here up --demo` sets it): the console offers the link in place of a mailbox. Everywhere else 403.
+    ///
+    /// - Remark: HTTP `GET /v1/dev/mail`.
+    /// - Remark: Generated from `#/paths//v1/dev/mail/get(latestMail)`.
+    public enum LatestMail {
+        public static let id: Swift.String = "latestMail"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/dev/mail/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/dev/mail/GET/query/email`.
+                public var email: Swift.String
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - email:
+                public init(email: Swift.String) {
+                    self.email = email
+                }
+            }
+            public var query: Operations.LatestMail.Input.Query
+            /// - Remark: Generated from `#/paths/v1/dev/mail/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.LatestMail.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.LatestMail.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.LatestMail.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.LatestMail.Input.Query,
+                headers: Operations.LatestMail.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/dev/mail/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/dev/mail/GET/responses/200/content/json`.
+                    public struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/dev/mail/GET/responses/200/content/json/links`.
+                        public var links: [Swift.String]
+                        /// - Remark: Generated from `#/paths/v1/dev/mail/GET/responses/200/content/json/queuedAt`.
+                        public var queuedAt: Foundation.Date
+                        /// - Remark: Generated from `#/paths/v1/dev/mail/GET/responses/200/content/json/subject`.
+                        public var subject: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/dev/mail/GET/responses/200/content/json/to`.
+                        public var to: Swift.String
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - links:
+                        ///   - queuedAt:
+                        ///   - subject:
+                        ///   - to:
+                        public init(
+                            links: [Swift.String],
+                            queuedAt: Foundation.Date,
+                            subject: Swift.String,
+                            to: Swift.String
+                        ) {
+                            self.links = links
+                            self.queuedAt = queuedAt
+                            self.subject = subject
+                            self.to = to
+                        }
+                        public enum CodingKeys: String, CodingKey {
+                            case links
+                            case queuedAt
+                            case subject
+                            case to
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/dev/mail/GET/responses/200/content/application\/json`.
+                    case json(Operations.LatestMail.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Operations.LatestMail.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.LatestMail.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.LatestMail.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The newest mail to the address.
+            ///
+            /// - Remark: Generated from `#/paths//v1/dev/mail/get(latestMail)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.LatestMail.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.LatestMail.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A problem (RFC 9457).
+            ///
+            /// - Remark: Generated from `#/paths//v1/dev/mail/get(latestMail)/responses/4XX`.
+            ///
+            /// HTTP response code: `400...499 clientError`.
+            case clientError(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.clientError`.
+            ///
+            /// - Throws: An error if `self` is not `.clientError`.
+            /// - SeeAlso: `.clientError`.
+            public var clientError: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .clientError(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "clientError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A problem (RFC 9457).
+            ///
+            /// - Remark: Generated from `#/paths//v1/dev/mail/get(latestMail)/responses/5XX`.
+            ///
+            /// HTTP response code: `500...599 serverError`.
+            case serverError(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.serverError`.
+            ///
+            /// - Throws: An error if `self` is not `.serverError`.
+            /// - SeeAlso: `.serverError`.
+            public var serverError: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .serverError(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serverError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// The WebSocket of live events (see the description above); a request that does not upgrade is 426.
     ///
     /// - Remark: HTTP `GET /v1/events`.

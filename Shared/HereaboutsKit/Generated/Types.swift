@@ -125,6 +125,13 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/countries/{code}`.
     /// - Remark: Generated from `#/paths//v1/countries/{code}/get(getCountry)`.
     func getCountry(_ input: Operations.GetCountry.Input) async throws -> Operations.GetCountry.Output
+    /// Development only: the newest mail queued to an address, with its links (auth.mail.latest).
+    ///
+    /// Answers only on a stack that keeps its mail instead of sending it (no HEREABOUTS_SMTP_URL) and shows links (HEREABOUTS_MAIL_SHOW_LINKS; `here up --demo` sets it): the console offers the link in place of a mailbox. Everywhere else 403.
+    ///
+    /// - Remark: HTTP `GET /v1/dev/mail`.
+    /// - Remark: Generated from `#/paths//v1/dev/mail/get(latestMail)`.
+    func latestMail(_ input: Operations.LatestMail.Input) async throws -> Operations.LatestMail.Output
     /// The WebSocket of live events (see the description above); a request that does not upgrade is 426.
     ///
     /// - Remark: HTTP `GET /v1/events`.
@@ -590,6 +597,21 @@ extension APIProtocol {
     ) async throws -> Operations.GetCountry.Output {
         try await getCountry(Operations.GetCountry.Input(
             path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Development only: the newest mail queued to an address, with its links (auth.mail.latest).
+    ///
+    /// Answers only on a stack that keeps its mail instead of sending it (no HEREABOUTS_SMTP_URL) and shows links (HEREABOUTS_MAIL_SHOW_LINKS; `here up --demo` sets it): the console offers the link in place of a mailbox. Everywhere else 403.
+    ///
+    /// - Remark: HTTP `GET /v1/dev/mail`.
+    /// - Remark: Generated from `#/paths//v1/dev/mail/get(latestMail)`.
+    public func latestMail(
+        query: Operations.LatestMail.Input.Query,
+        headers: Operations.LatestMail.Input.Headers = .init()
+    ) async throws -> Operations.LatestMail.Output {
+        try await latestMail(Operations.LatestMail.Input(
             query: query,
             headers: headers
         ))

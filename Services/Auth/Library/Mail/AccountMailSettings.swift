@@ -13,10 +13,15 @@ import Mail
 ///   `http://<HEREABOUTS_EDGE_LISTEN, else 127.0.0.1:8080>`). Links are
 ///   `<url>/email/verify?token=…` and `<url>/password/reset?token=…`; an app's universal
 ///   link domain works as well as the console.
+/// - `HEREABOUTS_MAIL_SHOW_LINKS`: see `showsLinks`.
 public struct AccountMailSettings: Sendable {
     public var transport: any MailTransport
     public var from: MailAddress
     public var publicURL: String
+    /// `HEREABOUTS_MAIL_SHOW_LINKS=1` (development: `here up --demo`): `auth.mail.latest`
+    /// shows the newest mail to any address, so the console can offer its link. Only
+    /// without a relay: a stack that mails real people never shows their links.
+    public var showsLinks: Bool
 
     public init(environment: [String: String], dataDirectory: String) throws {
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
@@ -37,6 +42,10 @@ public struct AccountMailSettings: Sendable {
         } else {
             let domain = host.contains(".") && Int(host.split(separator: ".").last ?? "") == nil ? host : "hereabouts.localhost"
             from = MailAddress("no-reply@\(domain)", name: "Hereabouts")
+        }
+        showsLinks = ["1", "on", "true"].contains(value("HEREABOUTS_MAIL_SHOW_LINKS")?.lowercased() ?? "")
+        if showsLinks && value("HEREABOUTS_SMTP_URL") != nil {
+            throw SMTPConfigurationError("HEREABOUTS_MAIL_SHOW_LINKS is for a stack without a relay (development); unset it where HEREABOUTS_SMTP_URL mails real people")
         }
         if let smtp = value("HEREABOUTS_SMTP_URL") {
             transport = try SMTPTransport(configuration: try SMTPConfiguration(

@@ -24,6 +24,7 @@ extension AuthHandlers {
         router.sessionWrite(AuthAPI.passwordReset, lane: .pool(Self.hashingPool), state: SessionState.self, handle: resetPassword,
                             replay: { state, request, context in try reissue(state, password: request.newPassword, context) })
         router.write(AuthAPI.emailChange, lane: .pool(Self.hashingPool), changeEmail)
+        router.read(AuthAPI.mailLatest, latestMail)
         router.write(AuthAPI.emailConfirm, confirmByOperator)
         router.operatorsOnly(AuthAPI.emailConfirm)
         let requests = AddressLimit(RateLimiter(policy: Self.mailRequests), refusal: "too many mail requests from this address; try again later")
@@ -74,6 +75,16 @@ extension AuthHandlers {
             try mailConfirmation(to: user, now: now, in: db)
             return MailQueuedReply(sentTo: email)
         }
+    }
+
+    /// Development only (`AccountMailSettings.showsLinks`): the newest mail to an address.
+    func latestMail(_ request: PasswordForgotRequest, _ context: RequestContext) throws -> MailPreviewReply {
+        guard mail.showsLinks else {
+            throw ServiceError.permissionDenied("mail links are shown only on a development stack without a relay (HEREABOUTS_MAIL_SHOW_LINKS)")
+        }
+        guard let latest = try store.latestMail(to: request.email) else { throw ServiceError.notFound("no mail to \(request.email)") }
+        return MailPreviewReply(to: latest.message.to.address, subject: latest.message.subject,
+                                links: ReadMail.links(in: latest.message.text), queuedAt: latest.queuedAt)
     }
 
     /// The operator vouches for an address (support, the demo's accounts).

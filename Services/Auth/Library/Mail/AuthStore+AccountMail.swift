@@ -143,6 +143,16 @@ extension AuthStore {
         }
     }
 
+    /// The newest message queued to `recipient` (kept a day after it left), and when.
+    func latestMail(to recipient: String) throws -> (message: MailMessage, queuedAt: Date)? {
+        try database.pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT message, created_at FROM mail_outbox WHERE recipient_key = ? ORDER BY id DESC LIMIT 1",
+                                             arguments: [recipient.lowercased()]) else { return nil }
+            let text: String = row["message"]
+            return try (JSONDecoder().decode(MailMessage.self, from: Data(text.utf8)), Date(timeIntervalSince1970: row["created_at"]))
+        }
+    }
+
     /// When the next message waiting is due; nil when none waits.
     func nextMailDue() throws -> Date? {
         try database.pool.read { db in

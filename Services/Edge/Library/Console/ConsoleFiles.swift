@@ -20,6 +20,7 @@ struct ConsoleFiles: Sendable {
     /// edge's own that the page may load from.
     let tileURL: String
     let tileAttribution: String
+    let showsMailLinks: Bool
 
     static let defaultTileURL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
     static let defaultTileAttribution = "© <a href=\"https://www.openstreetmap.org/copyright\">OpenStreetMap</a> contributors"
@@ -29,6 +30,7 @@ struct ConsoleFiles: Sendable {
         leaflet = URL(fileURLWithPath: settings.leafletDirectory, isDirectory: true)
         tileURL = settings.tileURL
         tileAttribution = settings.tileAttribution
+        showsMailLinks = settings.showsMailLinks
     }
 
     func register(into router: Router<EdgeContext>) {
@@ -49,7 +51,8 @@ struct ConsoleFiles: Sendable {
 
     /// What the page needs to know of the edge's settings.
     private func config() -> Response {
-        let body = JSONWriter.data(.object(["tileURL": .string(tileURL), "tileAttribution": .string(tileAttribution)]))
+        let body = JSONWriter.data(.object(["tileURL": .string(tileURL), "tileAttribution": .string(tileAttribution),
+                                            "mailLinks": .bool(showsMailLinks)]))
         return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-cache"],
                         body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }

@@ -5,6 +5,7 @@ import { h, fill, field } from "./dom.js";
 import { t, language, setLanguage, languages } from "./i18n.js";
 import { current, onChange, signIn, register, signInAnonymously, signOut, api } from "./session.js";
 import { say, explain, attempt } from "./notice.js";
+import { offerMailLink } from "./devmail.js";
 
 const pages = {
   search: () => import("./pages/search.js"),
@@ -82,8 +83,10 @@ function renderAccount() {
   const form = h("form", { class: "signin", "aria-label": t("account.signIn") },
     field(t("account.email"), email), field(t("account.password"), password),
     h("button", { type: "submit" }, t("account.signIn")),
-    h("button", { type: "button", class: "secondary", onclick: () => attempt(() => register(email.value, password.value)) },
-      t("account.register")),
+    h("button", { type: "button", class: "secondary", onclick: () => attempt(async () => {
+      await register(email.value, password.value);
+      offerMailLink(email.value, "/email/verify");
+    }) }, t("account.register")),
     h("button", { type: "button", class: "secondary", onclick: () => attempt(() => signInAnonymously()) }, t("account.tryAnonymously")),
     h("a", { href: "#/account", class: "forgot" }, t("account.forgotLink")));
   form.addEventListener("submit", (event) => {

@@ -11,6 +11,15 @@ export function say(text, kind = "info") {
   notice.textContent = text ?? "";
 }
 
+/** Shows `text` and a link after it (`label`, to `href`) in the notice line. */
+export function sayLink(text, href, label) {
+  say(text, "info");
+  const link = document.createElement("a");
+  link.href = href;
+  link.textContent = label;
+  document.getElementById("notice").append(" ", link);
+}
+
 /** An API error, or any other, as a sentence: the code's words in the console's language, and the service's detail. */
 export function explain(error) {
   if (error instanceof ApiError) return t(`error.${error.code}`, { detail: error.message });

@@ -6,6 +6,7 @@ import { h, field } from "../dom.js";
 import { t } from "../i18n.js";
 import { api, current, acceptSession, updateUser } from "../session.js";
 import { say, attempt } from "../notice.js";
+import { offerMailLink } from "../devmail.js";
 
 // What to say once the page is drawn again (signing in redraws it).
 let pendingNotice = null;
@@ -81,6 +82,7 @@ function forgotPassword(main) {
     attempt(async () => {
       await api("/v1/auth/password/forgot", { method: "POST", json: { email: email.value } });
       say(t("account.forgotSent", { email: email.value }), "ok");
+      offerMailLink(email.value, "/password/reset");
     });
   });
   main.append(form);
@@ -93,6 +95,7 @@ function overview(main, user) {
   const resend = user.emailVerified ? null : h("button", { type: "button", class: "secondary", onclick: () => attempt(async () => {
     const reply = await api("/v1/auth/email/verify/resend", { method: "POST" });
     say(t("account.linkSent", { email: reply.sentTo }), "ok");
+    offerMailLink(reply.sentTo, "/email/verify");
   }) }, t("account.resend"));
   main.append(h("p", {}, t("account.address", { email: user.email ?? "" }), " ", status, " ", resend ?? ""));
   if (user.pendingEmail) main.append(h("p", { class: "meta" }, t("account.pending", { email: user.pendingEmail })));
@@ -109,6 +112,7 @@ function overview(main, user) {
       const reply = await api("/v1/me/email", { method: "POST", json: { email: email.value, password: password.value } });
       updateUser((await api("/v1/me")).user);
       say(t("account.changeSent", { email: reply.sentTo }), "ok");
+      offerMailLink(reply.sentTo, "/email/verify");
     });
   });
   main.append(form);
