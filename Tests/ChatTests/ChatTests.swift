@@ -17,10 +17,12 @@ final class ChatFixture {
     let chat: ChatService
     let client: ServiceClient
 
-    init() throws {
+    /// `environment` adds to chat's settings.
+    init(environment extra: [String: String] = [:]) throws {
         upstream = try Upstream()
         var environment = upstream.stack.environment
         environment["HEREABOUTS_RATE_LIMIT"] = "0"
+        environment.merge(extra) { $1 }
         chat = try ChatService(settings: try ServiceSettings(service: "chat", overrides: .init(workers: 2), environment: environment),
                                logger: TestStack.logger("chat"))
         try upstream.stack.start(chat)
@@ -121,6 +123,19 @@ struct ChatTests {
                 == .permissionDenied)
         #expect(fixture.client.failure(ChatAPI.messages, MessagesRequest(conversationId: "nope"), token: cid.token)?.summary
                 == "not_found conversationId")
+    }
+
+    @Test("with HEREABOUTS_REQUIRE_VERIFIED_EMAIL=writes, a message waits for the sender's confirmed address; reading does not")
+    func confirmedSenders() throws {
+        let fixture = try ChatFixture(environment: ["HEREABOUTS_REQUIRE_VERIFIED_EMAIL": "writes"])
+        let users = try fixture.users(2)
+        let refused = fixture.client.failure(ChatAPI.send, SendMessageRequest(to: users[1].id, text: "hi"), token: users[0].token)
+        #expect(refused?.code == .permissionDenied && refused?.message.contains("confirm your email address") == true, "\(String(describing: refused))")
+        #expect(try fixture.conversations(users[0]).conversations.isEmpty)
+        // The operator vouches for the address (as a demo does); chat hears it from auth's feed.
+        _ = try fixture.upstream.authClient.call(AuthAPI.emailConfirm, PasswordForgotRequest(email: "user1@example.org"))
+        try fixture.catchUp()
+        #expect(try fixture.send("hi", from: users[0], to: users[1].id).seq == 1)
     }
 
     @Test("sending to oneself, to an unknown user, as an anonymous user, and to someone who blocked you is refused")

@@ -253,6 +253,8 @@ struct HereTests {
         let reset = try here(["password", "reset", resetLink, "--password-stdin"], environment: bea, stdin: "battery staple 2")
         #expect(reset.status == 0 && reset.out.contains("every other session has ended"), "\(reset)")
         #expect(try here(["mail", "--to", "bea@example.org"], environment: bea).out.contains("Reset your Hereabouts password"))
+        // The operator (here holds the stack's operator key) vouches for an address without its link.
+        #expect(try here(["account", "confirm", "ann@example.org"], environment: environment).out == "ann@example.org confirmed\n")
         #expect(try here(["account", "delete", "--password-stdin"], environment: bea, stdin: "battery staple 2").status == 0)
         #expect(try here(["whoami"], environment: bea).status == 1)
 
