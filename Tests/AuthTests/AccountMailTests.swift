@@ -111,6 +111,19 @@ struct AccountMailTests {
         #expect(auth.failure(AuthAPI.passwordReset, PasswordResetRequest(token: confirmation.token, newPassword: "yet another password"))?.field == "token")
     }
 
+    @Test("one client address makes at most 10 mail requests at once (20 an hour): forgotten passwords, resends, resets, new addresses")
+    func requestsPerAddress() throws {
+        let auth = try AuthFixture()
+        for index in 0..<10 {
+            #expect(auth.failure(AuthAPI.passwordForgot, PasswordForgotRequest(email: "x\(index)@example.org"), origin: "203.0.113.9") == nil)
+        }
+        let refused = auth.failure(AuthAPI.passwordReset, PasswordResetRequest(token: String(repeating: "A", count: 32), newPassword: "password9"),
+                                   origin: "203.0.113.9")
+        #expect(refused?.code == .rateLimited && (refused?.retryAfterMs ?? 0) > 60_000, "\(String(describing: refused))")
+        // Another address is not held up.
+        #expect(auth.failure(AuthAPI.passwordForgot, PasswordForgotRequest(email: "y@example.org"), origin: "203.0.113.10") == nil)
+    }
+
     @Test("forgot password takes the same time for an account's address as for no one's (medians of interleaved calls)")
     func forgottenPasswordTiming() throws {
         let relay = try SMTPTestServer()

@@ -402,6 +402,17 @@ def flows(browser, size_name, size, screenshots, mail_dir):
     reset.get_by_role("button", name="Set the password").click()
     expect(newcomer.locator("#notice")).to_contain_text("Your password is set")
     expect(newcomer.locator("#page .badge")).to_have_text("confirmed")
+    # A new address: it changes once the link mailed to it is opened.
+    moved = f"moved-{size_name}@example.org"
+    change = newcomer.get_by_role("form", name="A new address")
+    change.get_by_label("New email address").fill(moved)
+    change.get_by_label("Password").fill(PASSWORD + "-2")
+    change.get_by_role("button", name="Change the address").click()
+    expect(newcomer.locator("#notice")).to_contain_text(f"A link is on its way to {moved}")
+    expect(newcomer.locator("#page")).to_contain_text(f"Waiting for confirmation: {moved}")
+    newcomer.goto(mailed_link(mail_dir, moved, "/email/verify", seen))
+    expect(newcomer.locator("#page")).to_contain_text(f"{moved} is confirmed")
+    expect(newcomer.locator("#page")).to_contain_text(f"Your address: {moved}")
     expect(header).to_contain_text("Signed in as")
     mail_context.close()
 

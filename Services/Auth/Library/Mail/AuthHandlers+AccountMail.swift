@@ -13,9 +13,9 @@ extension AuthHandlers {
         field: "token", "this link is not valid: it was used already, has expired, or a newer one was sent; ask for a new one")
 
     /// Mail requests one client address may make (forgotten passwords, resends, changes
-    /// together): twenty an hour, five at once. Each address mailed has its own budget too
+    /// together): twenty an hour, ten at once. Each address mailed has its own budget too
     /// (`AuthStore.mailsPerAddress`).
-    static let mailRequests = RateLimiter.Policy(perSecond: 20.0 / 3_600, burst: 5)
+    static let mailRequests = RateLimiter.Policy(perSecond: 20.0 / 3_600, burst: 10)
 
     func registerAccountMail(into router: inout Router) {
         router.write(AuthAPI.emailVerify, verifyEmail)

@@ -110,7 +110,9 @@ function overview(main, user) {
     event.preventDefault();
     attempt(async () => {
       const reply = await api("/v1/me/email", { method: "POST", json: { email: email.value, password: password.value } });
-      updateUser((await api("/v1/me")).user);
+      // Drawn again: the address waiting for its confirmation shows.
+      main.replaceChildren();
+      await render(main, [], new URLSearchParams());
       say(t("account.changeSent", { email: reply.sentTo }), "ok");
       offerMailLink(reply.sentTo, "/email/verify");
     });
