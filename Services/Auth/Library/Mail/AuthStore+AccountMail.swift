@@ -161,10 +161,15 @@ extension AuthStore {
         }
     }
 
-    func markMailSent(_ id: Int64, now: Date) throws {
+    /// Marks a message delivered. With `forgetBody`, its text and HTML go too: the link's
+    /// token then lives only as its hash here (the row stays a day, for the address's budget).
+    func markMailSent(_ id: Int64, now: Date, forgetBody: Bool) throws {
         try database.pool.write { db in
-            try db.execute(sql: "UPDATE mail_outbox SET sent_at = ?, attempts = attempts + 1 WHERE id = ?",
-                           arguments: [now.timeIntervalSince1970, id])
+            try db.execute(sql: """
+                UPDATE mail_outbox SET sent_at = ?, attempts = attempts + 1,
+                    message = CASE WHEN ? THEN json_set(message, '$.text', '', '$.html', '') ELSE message END
+                WHERE id = ?
+                """, arguments: [now.timeIntervalSince1970, forgetBody, id])
         }
     }
 
@@ -175,10 +180,14 @@ extension AuthStore {
         }
     }
 
+    /// Gives a message up; its body goes (its token is of no use to anyone now).
     func markMailFailed(_ id: Int64, error: String, now: Date) throws {
         try database.pool.write { db in
-            try db.execute(sql: "UPDATE mail_outbox SET attempts = attempts + 1, last_error = ?, failed_at = ? WHERE id = ?",
-                           arguments: [error, now.timeIntervalSince1970, id])
+            try db.execute(sql: """
+                UPDATE mail_outbox SET attempts = attempts + 1, last_error = ?, failed_at = ?,
+                    message = json_set(message, '$.text', '', '$.html', '')
+                WHERE id = ?
+                """, arguments: [error, now.timeIntervalSince1970, id])
         }
     }
 

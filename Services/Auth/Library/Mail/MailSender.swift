@@ -104,7 +104,8 @@ final class MailSender: Sendable {
     private func deliver(_ mail: QueuedMail) {
         do {
             try settings.transport.deliver(mail.message)
-            try store.markMailSent(mail.id, now: Date())
+            // A development stack shows sent mail's links (auth.mail.latest); no other keeps them.
+            try store.markMailSent(mail.id, now: Date(), forgetBody: !settings.showsLinks)
             logger.info("mail sent", metadata: ["id": "\(mail.id)", "messageID": "\(mail.message.messageID)"])
         } catch {
             let now = Date()
