@@ -103,6 +103,14 @@ for _ in $(seq 1 300); do
 done
 [ "$found" = "$post_id" ] || fail "the post was not found near Utrecht"
 echo "registered, posted $post_id, found it near Utrecht"
+# No relay here: auth keeps the confirmation mail on its volume, where here mail finds it.
+for _ in $(seq 1 50); do
+    podman exec hereabouts-test_auth_1 here mail --to compose@example.org 2>/dev/null | grep -q "/email/verify?token=" && break
+    sleep 0.2
+done
+podman exec hereabouts-test_auth_1 here mail --to compose@example.org | grep -q "http://localhost:8080/email/verify?token=" \
+    || fail "no confirmation mail kept on auth's volume"
+echo "the confirmation mail is kept on auth's volume (no relay), its link to the published edge"
 
 # Only the edge is published: no service port answers from the host (the same probe
 # reaches the edge's).
