@@ -144,17 +144,17 @@ final class SMTPSession {
         guard channel.isActive else { throw MailDeliveryError.transient("the connection closed") }
         if authMechanisms.contains("PLAIN") || !authMechanisms.contains("LOGIN") {
             let credentials = Data("\u{0}\(user)\u{0}\(password)".utf8).base64EncodedString()
-            try expect(try command("AUTH PLAIN \(credentials)", redacted: "AUTH PLAIN …"), 235, "AUTH")
+            try expect(try command("AUTH PLAIN \(credentials)"), 235, "AUTH")
         } else {
             try expect(try command("AUTH LOGIN"), 334, "AUTH LOGIN")
-            try expect(try command(Data(user.utf8).base64EncodedString(), redacted: "(user)"), 334, "AUTH LOGIN")
-            try expect(try command(Data(password.utf8).base64EncodedString(), redacted: "(password)"), 235, "AUTH")
+            try expect(try command(Data(user.utf8).base64EncodedString()), 334, "AUTH LOGIN")
+            try expect(try command(Data(password.utf8).base64EncodedString()), 235, "AUTH")
         }
     }
 
     // MARK: Wire
 
-    private func command(_ line: String, redacted: String? = nil) throws -> SMTPReply {
+    private func command(_ line: String) throws -> SMTPReply {
         try write(Data((line + "\r\n").utf8))
         return try reply()
     }

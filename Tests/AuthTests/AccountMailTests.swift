@@ -235,16 +235,16 @@ struct AccountMailTests {
     func mailPreview() throws {
         let auth = try AuthFixture(environment: ["HEREABOUTS_MAIL_SHOW_LINKS": "1"])
         try auth.register("preview")
-        let preview = try auth.client.call(AuthAPI.mailLatest, PasswordForgotRequest(email: "Preview@example.org"))
+        let preview = try auth.client.call(AuthAPI.mailLatest, EmailRequest(email: "Preview@example.org"))
         #expect(preview.to == "preview@example.org" && preview.subject == "Confirm your email address for Hereabouts")
         let link = try #require(preview.links.first.flatMap { URLComponents(string: $0) })
         #expect(link.path == "/email/verify")
         _ = try auth.client.call(AuthAPI.emailVerify, EmailTokenRequest(token: try #require(link.queryItems?.first?.value)))
-        #expect(auth.failure(AuthAPI.mailLatest, PasswordForgotRequest(email: "nobody@example.org"))?.code == .notFound)
+        #expect(auth.failure(AuthAPI.mailLatest, EmailRequest(email: "nobody@example.org"))?.code == .notFound)
 
         let plain = try AuthFixture()
         try plain.register("private")
-        #expect(plain.failure(AuthAPI.mailLatest, PasswordForgotRequest(email: "private@example.org"))?.code == .permissionDenied)
+        #expect(plain.failure(AuthAPI.mailLatest, EmailRequest(email: "private@example.org"))?.code == .permissionDenied)
         // Never beside a relay: the service does not start.
         let stack = try TestStack()
         var settings = try stack.settings(for: "auth")

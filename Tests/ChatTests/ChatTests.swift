@@ -133,7 +133,7 @@ struct ChatTests {
         #expect(refused?.code == .permissionDenied && refused?.message.contains("confirm your email address") == true, "\(String(describing: refused))")
         #expect(try fixture.conversations(users[0]).conversations.isEmpty)
         // The operator vouches for the address (as a demo does); chat hears it from auth's feed.
-        _ = try fixture.upstream.authClient.call(AuthAPI.emailConfirm, PasswordForgotRequest(email: "user1@example.org"))
+        _ = try fixture.upstream.authClient.call(AuthAPI.emailConfirm, EmailRequest(email: "user1@example.org"))
         try fixture.catchUp()
         #expect(try fixture.send("hi", from: users[0], to: users[1].id).seq == 1)
     }

@@ -287,18 +287,11 @@ struct Mailbox: Sendable {
         for _ in 0..<200 {
             let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasSuffix(".eml") }
             for name in files {
-                let raw = (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
-                guard raw.contains("\r\nTo: \(address)\r\n") || raw.hasPrefix("To: \(address)\r\n") else { continue }
-                let text = QuotedPrintable.decode(raw)
-                guard let range = text.range(of: NSRegularExpression.escapedPattern(for: path) + #"\?token=[A-Za-z0-9_-]+"#, options: .regularExpression),
-                      let token = text[range].split(separator: "=").last.map(String.init), !Mailbox.seen.withLock({ $0.contains(token) }) else { continue }
+                let mail = ReadMail((try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? "")
+                guard mail.to == address, let token = Self.token(in: mail.links, path: path),
+                      !Mailbox.seen.withLock({ $0.contains(token) }) else { continue }
                 Mailbox.seen.withLock { _ = $0.insert(token) }
-                let subject = raw.split(separator: "\r\n").first { $0.hasPrefix("Subject: ") }.map { line in
-                    line.dropFirst(9).split(separator: " ").map { word in
-                        String(decoding: Data(base64Encoded: String(word.dropFirst(10).dropLast(2))) ?? Data(word.utf8), as: UTF8.self)
-                    }.joined()
-                } ?? ""
-                return Link(token: token, subject: subject)
+                return Link(token: token, subject: mail.subject)
             }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -306,4 +299,13 @@ struct Mailbox: Sendable {
     }
 
     private static let seen = Mutex<Set<String>>([])
+
+    /// The `token` of the first link with `path`.
+    private static func token(in links: [String], path: String) -> String? {
+        for link in links {
+            guard let url = URLComponents(string: link), url.path == path else { continue }
+            return url.queryItems?.first { $0.name == "token" }?.value
+        }
+        return nil
+    }
 }

@@ -124,8 +124,8 @@ struct CurveProcessTests {
         let copy = try hereAuth.call(BackupAPI.backup("auth"), BackupRequest(name: "by-here"))
         #expect(FileManager.default.fileExists(atPath: copy.file) && copy.bytes > 0)
         // Vouching for an address without its link is the operator's too.
-        #expect(edgeAuth.failure(AuthAPI.emailConfirm, PasswordForgotRequest(email: "bob@example.org"))?.code == .permissionDenied)
-        #expect(try hereAuth.call(AuthAPI.emailConfirm, PasswordForgotRequest(email: "bob@example.org")).emailVerified)
+        #expect(edgeAuth.failure(AuthAPI.emailConfirm, EmailRequest(email: "bob@example.org"))?.code == .permissionDenied)
+        #expect(try hereAuth.call(AuthAPI.emailConfirm, EmailRequest(email: "bob@example.org")).emailVerified)
         #expect(try hereAuth.call(AuthAPI.me, Empty(), token: bob.accessToken).user.emailVerified)
 
         // Event subscriptions: bob's topic, asked for in every way.

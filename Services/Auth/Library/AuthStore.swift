@@ -449,9 +449,9 @@ final class AuthStore: Sendable {
     }
 
     /// Turns a unique-constraint failure into `already_exists` naming the field.
-    static func mapUniqueness(_ write: () throws -> Void) throws {
+    static func mapUniqueness<Result>(_ write: () throws -> Result) throws -> Result {
         do {
-            try write()
+            return try write()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             let message = error.message ?? ""
             if message.contains("user.email_key") {

@@ -221,7 +221,7 @@ struct AccountConfirm: GatewayCommand {
     @Argument(help: "The account's email address.") var email: String
 
     func execute(_ gateway: Gateway) throws {
-        let reply = try gateway.call(AuthAPI.emailConfirm, PasswordForgotRequest(email: email), token: .none)
+        let reply = try gateway.call(AuthAPI.emailConfirm, EmailRequest(email: email), token: .none)
         try confirm(options, reply, "\(reply.email) confirmed")
     }
 }

@@ -39,7 +39,7 @@ public enum DemoData {
     /// with `HEREABOUTS_REQUIRE_VERIFIED_EMAIL` and its operator sees the operators' page.
     public static func seed(_ gateway: Gateway) throws -> Seeded {
         func confirm(_ email: String) throws {
-            _ = try gateway.call(AuthAPI.emailConfirm, PasswordForgotRequest(email: email), token: .none)
+            _ = try gateway.call(AuthAPI.emailConfirm, EmailRequest(email: email), token: .none)
         }
         func register(_ account: Account) throws -> SessionReply {
             let reply = try gateway.call(AuthAPI.register, RegisterRequest(email: account.email, password: password,

@@ -28,14 +28,7 @@ public struct EmailVerifiedReply: Codable, Sendable, Equatable {
 }
 
 /// `auth.password.forgot`: answered the same whether or not an account has the address.
-public struct PasswordForgotRequest: ValidatedBody, Equatable {
-    public var email: String
-    public init(email: String) { self.email = email }
-
-    public func validate() throws {
-        try AuthRules.email(email)
-    }
-}
+public typealias PasswordForgotRequest = EmailRequest
 
 /// `auth.password.reset`: a reset link's token and the password to set.
 public struct PasswordResetRequest: ValidatedBody, HoldsSecrets, Equatable {

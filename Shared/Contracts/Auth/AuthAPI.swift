@@ -28,10 +28,10 @@ public enum AuthAPI {
     public static let emailChange = Op<EmailChangeRequest, MailQueuedReply>("auth.email.change", access: .registered, effect: .write)
     /// Marks an account's address confirmed without a link: for the operator's `here`
     /// alone (support, a demo); every other peer gets `permission_denied`.
-    public static let emailConfirm = Op<PasswordForgotRequest, EmailVerifiedReply>("auth.email.confirm", access: .anyone, effect: .write)
+    public static let emailConfirm = Op<EmailRequest, EmailVerifiedReply>("auth.email.confirm", access: .anyone, effect: .write)
     /// The newest mail queued to an address, its links: only on a stack that keeps its mail
     /// (no relay) and shows links (`HEREABOUTS_MAIL_SHOW_LINKS`, `here up --demo`); else `permission_denied`.
-    public static let mailLatest = Op<PasswordForgotRequest, MailPreviewReply>("auth.mail.latest", access: .anyone, effect: .read)
+    public static let mailLatest = Op<EmailRequest, MailPreviewReply>("auth.mail.latest", access: .anyone, effect: .read)
     public static let usersGet = Op<UsersGetRequest, UsersReply>("auth.users.get", access: .anyone, effect: .read)
     public static let usersLookup = Op<UsersLookupRequest, PublicUserReply>("auth.users.lookup", access: .registered, effect: .read)
     /// The reply's frame 1 holds the avatar's bytes.

@@ -212,7 +212,9 @@ public struct UsersGetRequest: ValidatedBody, Equatable {
     }
 }
 
-public struct UsersLookupRequest: ValidatedBody, Equatable {
+/// A body of one email address: `auth.users.lookup`, `auth.password.forgot`,
+/// `auth.email.confirm`, `auth.mail.latest`.
+public struct EmailRequest: ValidatedBody, Equatable {
     public var email: String
     public init(email: String) { self.email = email }
 
@@ -220,6 +222,8 @@ public struct UsersLookupRequest: ValidatedBody, Equatable {
         try AuthRules.email(email)
     }
 }
+
+public typealias UsersLookupRequest = EmailRequest
 
 public struct AvatarGetRequest: ValidatedBody, Equatable {
     public var userId: String

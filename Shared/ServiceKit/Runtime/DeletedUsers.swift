@@ -8,11 +8,11 @@ import Wire
 /// every thread, without a database read. Kept in the service's own file (the
 /// `deleted_user` table, which this owns) and in memory, loaded at start.
 public final class DeletedUsers: Sendable {
-    private let users: Mutex<Set<String>>
+    private let users: FeedUserSet
 
     /// The users `database` has recorded deleted.
     init(in database: ServiceDatabase) throws {
-        users = Mutex(try database.pool.read { db in Set(try String.fetchAll(db, sql: "SELECT user_id FROM deleted_user")) })
+        users = try FeedUserSet(table: "deleted_user", in: database)
     }
 
     /// The table, for a service that follows `auth.changes`; registered after the
@@ -20,28 +20,19 @@ public final class DeletedUsers: Sendable {
     /// themselves before ServiceKit did, chat's copied its users marked deleted).
     static func register(in migrator: inout DatabaseMigrator) {
         migrator.registerMigration("servicekit-deleted-user") { db in
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS deleted_user (user_id TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID")
+            try db.execute(sql: FeedUserSet.createTable("deleted_user"))
         }
     }
 
     /// Records the deleted among `changes` in the transaction that applies them; they
     /// are refused once it commits.
     func record(_ changes: [UserChange], in db: Database) throws {
-        let deleted = changes.filter { $0.type == .deleted }.map(\.userId)
-        guard !deleted.isEmpty else { return }
-        for user in deleted {
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO deleted_user (user_id) VALUES (?)").execute(arguments: [user])
-        }
-        db.afterNextTransaction { [self] _ in insert(deleted) }
-    }
-
-    private func insert(_ ids: [String]) {
-        users.withLock { $0.formUnion(ids) }
+        try users.update(Dictionary(changes.filter { $0.type == .deleted }.map { ($0.userId, true) }) { first, _ in first }, in: db)
     }
 
     public var check: CallerCheck {
         CallerCheck(readsDatabase: false) { [self] caller in
-            if users.withLock({ $0.contains(caller.userID) }) {
+            if users.contains(caller.userID) {
                 throw ServiceError.unauthenticated("this account was deleted")
             }
         }

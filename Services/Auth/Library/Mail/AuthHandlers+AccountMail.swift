@@ -78,7 +78,7 @@ extension AuthHandlers {
     }
 
     /// Development only (`AccountMailSettings.showsLinks`): the newest mail to an address.
-    func latestMail(_ request: PasswordForgotRequest, _ context: RequestContext) throws -> MailPreviewReply {
+    func latestMail(_ request: EmailRequest, _ context: RequestContext) throws -> MailPreviewReply {
         guard mail.showsLinks else {
             throw ServiceError.permissionDenied("mail links are shown only on a development stack without a relay (HEREABOUTS_MAIL_SHOW_LINKS)")
         }
@@ -88,7 +88,7 @@ extension AuthHandlers {
     }
 
     /// The operator vouches for an address (support, the demo's accounts).
-    func confirmByOperator(_ request: PasswordForgotRequest, _ context: RequestContext) throws -> Committed<EmailVerifiedReply> {
+    func confirmByOperator(_ request: EmailRequest, _ context: RequestContext) throws -> Committed<EmailVerifiedReply> {
         let now = Date()
         return try context.commit { db in
             guard let account = try store.accountForMail(emailKey: request.email.lowercased(), in: db), let email = account.email,

@@ -79,14 +79,13 @@ extension AuthStore {
     /// another account took it in the meantime.
     func adoptEmail(userID: String, email: String, now: Date, in db: Database) throws -> User {
         try Self.mapUniqueness {
-            _ = try modifyUser(userID, now: now, in: db) { record in
+            try modifyUser(userID, now: now, in: db) { record in
                 record.email = email
                 record.emailKey = email.lowercased()
                 record.emailVerified = true
                 record.pendingEmail = nil
             }
         }
-        return try user(id: userID, in: db) ?? { throw ServiceError.unauthenticated("the user no longer exists") }()
     }
 
     func setPendingEmail(userID: String, _ email: String?, now: Date, in db: Database) throws {
