@@ -43,6 +43,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // MARK: Transport
@@ -87,6 +88,20 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Shared/Mail",
+            swiftSettings: swiftSettings
+        ),
+        // Notifications as they leave: APNs (HTTP/2, token auth) and Web Push (RFC 8030,
+        // 8291, 8292), through AsyncHTTPClient.
+        .target(
+            name: "Push",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Shared/Push",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -143,10 +158,11 @@ let package = Package(
         ),
         .target(
             name: "ServiceKitTesting",
-            dependencies: ["ServiceKit", "ServiceClient", "ZeroMQ", "Wire", "Contracts", "Mail"],
+            dependencies: ["ServiceKit", "ServiceClient", "ZeroMQ", "Wire", "Contracts", "Mail",
+                           .product(name: "Crypto", package: "swift-crypto")],
             path: "Shared/ServiceKitTesting",
-            // Run by SMTPTestServer from where it lies.
-            exclude: ["smtp_server.py"],
+            // Run by SMTPTestServer and PushTestServer from where they lie.
+            exclude: ["smtp_server.py", "push_server.py"],
             swiftSettings: swiftSettings
         ),
 
@@ -249,7 +265,8 @@ let package = Package(
         .target(
             name: "Chat",
             dependencies: [
-                "ServiceKit", "Contracts", "Wire",
+                "ServiceKit", "ServiceClient", "Contracts", "Wire", "Push",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -405,7 +422,9 @@ let package = Package(
             name: "ChatTests",
             dependencies: [
                 "TestThreads", "Chat", "StackFixtures", "ServiceKit", "ServiceKitTesting", "ServiceClient", "Wire", "Contracts", "ZeroMQ",
+                "Push",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

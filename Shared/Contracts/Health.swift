@@ -10,9 +10,11 @@ public struct HealthReply: Codable, Sendable, Equatable {
     public var storage: StorageUse?
     /// The mail the service sends (auth's account mail); nil for a service that sends none.
     public var mail: MailQueueStatus?
+    /// The pushes the service sends (chat's); nil for a service that sends none.
+    public var push: PushQueueStatus?
 
     public init(service: String, version: String, uptimeSeconds: Double, status: String = "ok", memory: MemoryUse? = nil,
-                storage: StorageUse? = nil, mail: MailQueueStatus? = nil) {
+                storage: StorageUse? = nil, mail: MailQueueStatus? = nil, push: PushQueueStatus? = nil) {
         self.service = service
         self.version = version
         self.uptimeSeconds = uptimeSeconds
@@ -20,6 +22,7 @@ public struct HealthReply: Codable, Sendable, Equatable {
         self.memory = memory
         self.storage = storage
         self.mail = mail
+        self.push = push
     }
 }
 

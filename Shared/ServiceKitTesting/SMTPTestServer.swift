@@ -55,48 +55,27 @@ public final class SMTPTestServer {
     public let directory: URL
     /// The server's self-signed certificate (for `localhost`), to trust in the client.
     public let certificate: URL
-    private let process = Process()
-    private let input = Pipe()
+    private let server: ScriptServer
 
     public init(_ options: Options = Options()) throws {
-        directory = URL(fileURLWithPath: "/tmp/hb-smtp-\(Identifier.random(count: 8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try ScriptServer.makeDirectory("hb-smtp")
         certificate = directory.appendingPathComponent("cert.pem")
-        let key = directory.appendingPathComponent("key.pem")
-        if let port = options.port {
-            self.port = port
-        } else {
-            port = Int(try ChildProcess.freeEndpoint().split(separator: ":").last ?? "") ?? 0
-        }
-        var arguments = [Self.script.path, "--port", "\(port)", "--dir", directory.appendingPathComponent("kept").path]
+        port = try options.port ?? ScriptServer.freePort()
+        var arguments = ["--port", "\(port)", "--dir", directory.appendingPathComponent("kept").path]
         if options.security != .none {
-            try Self.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.path, "-out", certificate.path,
-                                              "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"])
-            arguments += [options.security == .startTLS ? "--starttls" : "--tls", certificate.path, key.path]
+            let tls = try ScriptServer.selfSignedCertificate(in: directory)
+            arguments += [options.security == .startTLS ? "--starttls" : "--tls", tls.certificate.path, tls.key.path]
         }
         if let credentials = options.credentials { arguments += ["--auth", credentials] }
         if options.refuseFirst > 0 { arguments += ["--refuse-first", "\(options.refuseFirst)"] }
         if options.dropFirst > 0 { arguments += ["--drop-first", "\(options.dropFirst)"] }
         if options.rejectAll { arguments.append("--reject") }
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = arguments
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        let ready = output.fileHandleForReading.availableData
-        guard String(decoding: ready, as: UTF8.self).hasPrefix("READY") else {
-            throw ServiceError(code: .internal, message: "the test SMTP server did not start (is python3-aiosmtpd installed? make deps installs it)")
-        }
+        server = try ScriptServer(script: "smtp_server.py", arguments: arguments,
+                                  missing: "is python3-aiosmtpd installed? make deps installs it")
     }
 
-    deinit { stop() }
-
     public func stop() {
-        guard process.isRunning else { return }
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        server.stop()
     }
 
     /// The messages kept so far, in the order they arrived.
@@ -117,22 +96,5 @@ public final class SMTPTestServer {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline && messages.count < count { Thread.sleep(forTimeInterval: 0.05) }
         return messages
-    }
-
-    private static var script: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("smtp_server.py")
-    }
-
-    private static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ServiceError(code: .internal, message: "\(executable) \(arguments.joined(separator: " ")) failed")
-        }
     }
 }

@@ -14,19 +14,32 @@ import ZeroMQ
 /// Auth, catalogue and chat in this process, chat following auth.
 final class ChatFixture {
     let upstream: Upstream
-    let chat: ChatService
+    private(set) var chat: ChatService
     let client: ServiceClient
+    private let options: ChatService.Options
 
     /// `environment` adds to chat's settings.
-    init(environment extra: [String: String] = [:]) throws {
+    init(environment extra: [String: String] = [:], options: ChatService.Options = .init()) throws {
         upstream = try Upstream()
+        self.options = options
+        chat = try Self.chat(upstream, environment: extra, options: options)
+        try upstream.stack.start(chat)
+        client = upstream.stack.client("chat", timeout: 20)
+    }
+
+    private static func chat(_ upstream: Upstream, environment extra: [String: String], options: ChatService.Options) throws -> ChatService {
         var environment = upstream.stack.environment
         environment["HEREABOUTS_RATE_LIMIT"] = "0"
         environment.merge(extra) { $1 }
-        chat = try ChatService(settings: try ServiceSettings(service: "chat", overrides: .init(workers: 2), environment: environment),
-                               logger: TestStack.logger("chat"))
+        return try ChatService(settings: try ServiceSettings(service: "chat", overrides: .init(workers: 2), environment: environment),
+                               options: options, logger: TestStack.logger("chat"))
+    }
+
+    /// Stops chat and starts it again on its file, with `environment` added to the stack's.
+    func restart(environment extra: [String: String]) throws {
+        upstream.stack.stop(chat)
+        chat = try Self.chat(upstream, environment: extra, options: options)
         try upstream.stack.start(chat)
-        client = upstream.stack.client("chat", timeout: 20)
     }
 
     func catchUp() throws {

@@ -39,6 +39,16 @@ struct HostileRequestTests {
             request("health with a list for a body", "health", "[]", "bad_request"),
             request("readiness with a null body", "ready", "null", "bad_request"),
             request("a backup named as a path", "backup", #"{"name":"../../etc"}"#, "invalid_argument name"),
+            request("a device of no platform", "devices.register", #"{"platform":"fax","token":"00"}"#, "invalid_argument platform"),
+            request("an APNs token not in hex", "devices.register",
+                    #"{"platform":"apns","token":"\#(String(repeating: "zz", count: 32))","topic":"a.b"}"#, "invalid_argument token"),
+            request("a subscription whose key is no P-256 point", "devices.register",
+                    #"{"platform":"webpush","subscription":{"endpoint":"https://10.0.0.1/x","keys":{"p256dh":"\#(String(repeating: "B", count: 87))","auth":"AAAAAAAAAAAAAAAAAAAAAA"}}}"#,
+                    "invalid_argument subscription.keys"),
+            request("a list for devices", "devices", "[]", "bad_request"),
+            request("delete without deviceId", "devices.delete", "{}", "invalid_argument deviceId"),
+            request("mute as text", "mute", "{\"conversationId\":\"\(conversation)\",\"muted\":\"yes\"}", "invalid_argument muted"),
+            request("the VAPID key with a list for a body", "push.vapidKey", "[]", "bad_request"),
         ]
         try fixture.upstream.stack.expectRejections(by: fixture.chat, named: "chat", cases: cases) {
             try fixture.conversations(ann).conversations.count == 1

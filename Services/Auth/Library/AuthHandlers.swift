@@ -60,6 +60,7 @@ struct AuthHandlers: Sendable {
         router.readWithAttachments(AuthAPI.avatarGet, avatarGet)
         router.read(AuthAPI.publicKey, lane: .front) { _, _ in PublicKeysReply(keys: [issuer.publicKey]) }
         router.changes(AuthAPI.changes, outbox: store.outbox, database: store.database)
+        router.read(AuthAPI.sessionsEnded) { request, _ in SessionsEndedReply(ended: try store.endedSessions(request.sessionIds)) }
         registerAccountMail(into: &router)
         // Each account costs a row, and a registration or upgrade a password hash on the
         // hashing threads: refused by address, before any of that is spent.

@@ -86,7 +86,7 @@ public final class AuthService: AssembledService {
                 try store.purge(now: Date(), loginWindow: policy.window, knownFor: policy.knownFor)
                 try store.purgeMail(now: Date())
             }],
-            mailStatus: { sender.queueStatus })
+            healthDetails: { $0.mail = sender.queueStatus })
     }
 
     /// Serves, then sends mail.

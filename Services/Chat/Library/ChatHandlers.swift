@@ -8,6 +8,10 @@ import Wire
 struct ChatHandlers: Sendable {
     let store: ChatStore
     let events: EventChannel
+    let pushSettings: PushSettings
+    let vapidPublicKey: String
+    /// Which of these sessions ended, as auth says (`auth.sessions.ended`).
+    let endedSessions: @Sendable ([String]) throws -> [String]
     /// A conversations page's cursor: the activity of the last one shown.
     private static let cursor = SeqCursor(tag: "c")
 
@@ -18,6 +22,7 @@ struct ChatHandlers: Sendable {
         router.write(ChatAPI.read, read)
         router.write(ChatAPI.block, block)
         router.write(ChatAPI.unblock, unblock)
+        registerDevices(into: &router)
     }
 
     func send(_ request: SendMessageRequest, _ context: RequestContext) throws -> Committed<MessageReply> {

@@ -53,5 +53,54 @@ enum ChatSchema {
                 INSERT INTO deleted_user (user_id) SELECT user_id FROM chat_user WHERE deleted = 1;
                 """)
         }
+        // Pushes: the devices that get them, the outbox they leave from (written in the
+        // message's transaction), muted conversations, the server's VAPID key, and the
+        // senders' names for the alert (auth's feed is read again from its start to fill them).
+        migrator.registerMigration("chat-3") { db in
+            if try db.tableExists("feed_cursor") {
+                try db.execute(sql: "UPDATE feed_cursor SET seq = 0 WHERE feed = 'auth'")
+            }
+            try db.execute(sql: """
+                ALTER TABLE chat_user ADD COLUMN display_name TEXT;
+                ALTER TABLE member ADD COLUMN muted INTEGER NOT NULL DEFAULT 0;
+                -- address: the APNs device token or the Web Push endpoint. session_id: the
+                -- session that registered it; the device goes when the session ends.
+                CREATE TABLE device (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    user_id TEXT NOT NULL,
+                    session_id TEXT NOT NULL,
+                    platform TEXT NOT NULL,
+                    address TEXT NOT NULL,
+                    environment TEXT,
+                    topic TEXT,
+                    p256dh BLOB,
+                    auth_secret BLOB,
+                    lang TEXT,
+                    registered_at REAL NOT NULL,
+                    UNIQUE (platform, address)
+                ) WITHOUT ROWID;
+                CREATE INDEX device_user ON device(user_id, registered_at);
+                CREATE INDEX device_session ON device(session_id);
+                -- One row per push to one device, deleted once it is delivered or given up.
+                CREATE TABLE push_outbox (
+                    id INTEGER PRIMARY KEY,
+                    device_id TEXT NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                    sender_id TEXT NOT NULL,
+                    conversation_id TEXT NOT NULL,
+                    notification TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    due_at REAL NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    last_error TEXT
+                );
+                CREATE INDEX push_outbox_due ON push_outbox(due_at);
+                CREATE INDEX push_outbox_device ON push_outbox(device_id);
+                CREATE TABLE push_key (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    private_key BLOB NOT NULL,
+                    created_at REAL NOT NULL
+                );
+                """)
+        }
     }
 }

@@ -15,12 +15,19 @@ struct ChatStore: Sendable {
         for change in changes {
             switch change.type {
             case .updated:
-                try db.cachedStatement(sql: "INSERT OR IGNORE INTO chat_user (user_id) VALUES (?)").execute(arguments: [change.userId])
+                // The name a push's alert shows: the display name, else the username.
+                let name = change.user.flatMap { $0.profile.displayName ?? $0.profile.username }
+                try db.cachedStatement(sql: """
+                    INSERT INTO chat_user (user_id, display_name) VALUES (?, ?)
+                    ON CONFLICT (user_id) DO UPDATE SET display_name = excluded.display_name
+                    """).execute(arguments: [change.userId, name])
             case .deleted:
                 try db.cachedStatement(sql: """
                     INSERT INTO chat_user (user_id, deleted) VALUES (?, 1)
                     ON CONFLICT (user_id) DO UPDATE SET deleted = 1
                     """).execute(arguments: [change.userId])
+                // A deleted account's devices go, and the pushes waiting for them.
+                try db.cachedStatement(sql: "DELETE FROM device WHERE user_id = ?").execute(arguments: [change.userId])
             }
         }
     }
@@ -62,6 +69,7 @@ struct ChatStore: Sendable {
             """)
         try insert.execute(arguments: [conversation, seq, id, sender, text, instant.timeIntervalSince1970])
         let message = ChatMessage(id: id, conversationId: conversation, seq: seq, senderId: sender, text: text, sentAt: instant)
+        try enqueuePushes(of: message, to: peer, at: instant, in: db)
         return Sent(message: message, members: [sender, peer])
     }
 
@@ -108,7 +116,7 @@ struct ChatStore: Sendable {
 
     /// The caller's read mark and the other member; `not_found` for no such
     /// conversation, `permission_denied` for one the caller is not in.
-    private func requireMember(_ userId: String, of conversation: String, in db: Database) throws -> (readSeq: Int64, peer: String) {
+    func requireMember(_ userId: String, of conversation: String, in db: Database) throws -> (readSeq: Int64, peer: String) {
         let pair = try db.cachedStatement(sql: "SELECT user_a, user_b FROM conversation WHERE id = ?")
         guard let row = try Row.fetchOne(pair, arguments: [conversation]) else {
             throw ServiceError(code: .notFound, message: "no conversation \(conversation)", field: "conversationId")
@@ -135,7 +143,7 @@ struct ChatStore: Sendable {
     func conversations(of userId: String, limit: Int, before: Int64?) throws -> ConversationPage {
         try database.pool.read { db in
             let rows = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT c.id, c.user_a, c.user_b, c.last_seq, c.activity, m.read_seq
+                SELECT c.id, c.user_a, c.user_b, c.last_seq, c.activity, m.read_seq, m.muted
                 FROM member m JOIN conversation c ON c.id = m.conversation_id
                 WHERE m.user_id = ? AND c.activity < ? AND c.last_seq > 0
                 ORDER BY c.activity DESC LIMIT ?
@@ -148,7 +156,7 @@ struct ChatStore: Sendable {
                 conversations.append(Conversation(
                     id: id, peerIds: [peer], deletedPeerIds: deleted ? [peer] : [],
                     lastMessage: try messages(in: id, where: "seq = ?", [lastSeq], descending: false, limit: 1, in: db).first,
-                    unread: try unread(in: id, for: userId, after: readSeq, in: db)))
+                    unread: try unread(in: id, for: userId, after: readSeq, in: db), muted: row[6]))
             }
             let next: Int64? = rows.count > limit ? rows[limit - 1][4] : nil
             return ConversationPage(conversations: conversations, nextBefore: next)
@@ -207,6 +215,8 @@ struct ChatStore: Sendable {
         }
         try db.cachedStatement(sql: "INSERT OR IGNORE INTO block (blocker_id, blocked_id) VALUES (?, ?)")
             .execute(arguments: [blocker, blocked])
+        // Nothing from the blocked user reaches the blocker's devices after this, queued or not.
+        try dropPushes(from: blocked, to: blocker, in: db)
     }
 
     func unblock(_ blocked: String, by blocker: String, in db: Database) throws {

@@ -38,6 +38,8 @@ public enum AuthAPI {
     public static let avatarGet = Op<AvatarGetRequest, AvatarReply>("auth.avatar.get", access: .anyone, effect: .read)
     public static let delete = Op<DeleteRequest, Empty>("auth.delete", access: .user, effect: .write)
     public static let publicKey = Op<Empty, PublicKeysReply>("auth.publicKey", access: .anyone, effect: .read)
+    /// For services only (the edge does not route it): which sessions ended.
+    public static let sessionsEnded = Op<SessionsRequest, SessionsEndedReply>("auth.sessions.ended", access: .anyone, effect: .read)
     public static let changes = Op<ChangesRequest, ChangesReply<UserChange>>("auth.changes", access: .anyone, effect: .read)
     public static let health = HealthAPI.health(service)
 }

@@ -246,3 +246,22 @@ public struct DeleteRequest: ValidatedBody, HoldsSecrets, Equatable {
 
     public var withoutSecrets: DeleteRequest { DeleteRequest(password: nil) }
 }
+
+/// `auth.sessions.ended`: which of these sessions have ended (signed out, revoked,
+/// forgotten). For services that keep something per session (chat's devices).
+public struct SessionsRequest: ValidatedBody, Equatable {
+    public var sessionIds: [String]
+    public static let maxIDs = 500
+
+    public init(sessionIds: [String]) { self.sessionIds = sessionIds }
+
+    public func validate() throws {
+        try Check.entityIDs(sessionIds, field: "sessionIds", max: Self.maxIDs)
+    }
+}
+
+public struct SessionsEndedReply: Codable, Sendable, Equatable {
+    /// Those of the request's sessions that are no longer active.
+    public var ended: [String]
+    public init(ended: [String]) { self.ended = ended }
+}

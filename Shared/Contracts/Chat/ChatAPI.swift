@@ -77,13 +77,30 @@ public struct Conversation: Codable, Sendable, Equatable {
     public var lastMessage: ChatMessage?
     /// Messages from the others after the caller's read mark.
     public var unread: Int
+    /// Whether the caller muted its pushes (`chat.mute`).
+    public var muted: Bool
 
-    public init(id: String, peerIds: [String], deletedPeerIds: [String], lastMessage: ChatMessage?, unread: Int) {
+    public init(id: String, peerIds: [String], deletedPeerIds: [String], lastMessage: ChatMessage?, unread: Int,
+                muted: Bool = false) {
         self.id = id
         self.peerIds = peerIds
         self.deletedPeerIds = deletedPeerIds
         self.lastMessage = lastMessage
         self.unread = unread
+        self.muted = muted
+    }
+
+    enum CodingKeys: String, CodingKey { case id, peerIds, deletedPeerIds, lastMessage, unread, muted }
+
+    /// `muted` is absent from services older than it: not muted.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        peerIds = try container.decode([String].self, forKey: .peerIds)
+        deletedPeerIds = try container.decode([String].self, forKey: .deletedPeerIds)
+        lastMessage = try container.decodeIfPresent(ChatMessage.self, forKey: .lastMessage)
+        unread = try container.decode(Int.self, forKey: .unread)
+        muted = try container.decodeIfPresent(Bool.self, forKey: .muted) ?? false
     }
 }
 

@@ -20,6 +20,9 @@ import ZeroMQ
 /// Most services run one front thread. Geo runs one per core: its searches are
 /// front-lane reads under the index's read lock, so they run side by side.
 public final class Server: Sendable {
+    /// Fills what a service adds to its `health` reply.
+    public typealias HealthDetails = @Sendable (inout HealthReply) -> Void
+
     public struct Configuration: Sendable {
         public var service: String
         /// Where clients connect: `tcp://127.0.0.1:7101`, `ipc:///…`, or `tcp://127.0.0.1:*`
@@ -90,17 +93,19 @@ public final class Server: Sendable {
     ///   - callerCheck: a further check of a verified caller (a revoked session, a
     ///     deleted user), throwing `unauthenticated`.
     ///   - followers: the feeds the service follows, for `<service>.ready`.
-    ///   - mailStatus: the mail the service sends, for `<service>.health` (from memory).
+    ///   - healthDetails: what the service adds to `<service>.health` (from memory: it answers on the front thread).
     public init(configuration: Configuration, router: Router, database: ServiceDatabase?,
                 verifier: TokenVerifier?, callerCheck: CallerCheck? = nil, followers: [any FeedFollower] = [],
-                mailStatus: (@Sendable () -> MailQueueStatus)? = nil, logger: Logger) {
+                healthDetails: HealthDetails? = nil, logger: Logger) {
         var router = router
         let startedAt = Date()
         let service = configuration.service
         router.read(HealthAPI.health(service), lane: .front) { _, _ in
-            HealthReply(service: service, version: HereaboutsVersion.current,
-                        uptimeSeconds: (Date().timeIntervalSince(startedAt) * 10).rounded() / 10,
-                        memory: ProcessMemory.current(), storage: database?.storage(), mail: mailStatus?())
+            var health = HealthReply(service: service, version: HereaboutsVersion.current,
+                                     uptimeSeconds: (Date().timeIntervalSince(startedAt) * 10).rounded() / 10,
+                                     memory: ProcessMemory.current(), storage: database?.storage())
+            healthDetails?(&health)
+            return health
         }
         if let database {
             // On a worker: a large file takes seconds to copy.

@@ -92,11 +92,11 @@ public final class ServiceAssembly: Sendable {
     ///   - callerCheck: what every signed request is checked against (by default,
     ///     that its user was not deleted).
     ///   - housekeeping: tasks besides forgetting kept replies and checkpoints.
-    ///   - mailStatus: the mail the service sends, for its `health`.
+    ///   - healthDetails: what the service adds to its `health` (its outboxes: mail, pushes).
     public init(_ base: ServiceBase, service: String, router: Router, followers: [any FeedFollower] = [],
                 publishing: Publishing = .nothing, frontThreads: Int = 1, pools: [String: Server.PoolConfiguration] = [:],
                 rateLimited: Bool = true, verifier: TokenVerifier? = nil, callerCheck: CallerCheck? = nil,
-                housekeeping: [Housekeeper.Task] = [], mailStatus: (@Sendable () -> MailQueueStatus)? = nil) throws {
+                housekeeping: [Housekeeper.Task] = [], healthDetails: Server.HealthDetails? = nil) throws {
         settings = base.settings
         database = base.database
         logger = base.logger
@@ -109,7 +109,8 @@ public final class ServiceAssembly: Sendable {
                                  workers: base.settings.workers, pools: pools, rateLimit: rateLimited ? base.settings.rateLimit : nil,
                                  security: ServerSecurity(base.settings)),
             router: router, database: base.database, verifier: try verifier ?? TokenVerifier.forService(base.settings),
-            callerCheck: callerCheck ?? base.deletedUsers?.check, followers: followers, mailStatus: mailStatus, logger: base.logger)
+            callerCheck: callerCheck ?? base.deletedUsers?.check, followers: followers, healthDetails: healthDetails,
+            logger: base.logger)
     }
 
     /// Where clients connect (with the port a `:*` endpoint was given).

@@ -32,7 +32,7 @@ final class MailSender: Sendable {
         self.logger = logger
         status = Mutex(MailQueueStatus(pending: 0, oldestPendingSeconds: nil, failedLastDay: 0, sentLastDay: 0, lastError: nil,
                                        transport: settings.transport.description))
-        store.database.pool.add(transactionObserver: MailCommitObserver { [weak self] in self?.wake() }, extent: .databaseLifetime)
+        OutboxWake.observe(["mail_outbox", "password_reset_request"], in: store.database) { [weak self] in self?.wake() }
     }
 
     /// The outbox as of the last pass: `health` answers from memory.
@@ -113,7 +113,7 @@ final class MailSender: Sendable {
             do {
                 switch failure {
                 case .transient(let reason) where now.timeIntervalSince(mail.createdAt) < Self.giveUpAfter:
-                    let delay = Self.backoff(afterAttempts: mail.attempts + 1, first: retryDelay)
+                    let delay = OutboxWake.backoff(afterAttempts: mail.attempts + 1, first: retryDelay)
                     try store.markMailRetry(mail.id, error: reason, at: now.addingTimeInterval(delay))
                     logger.warning("mail not delivered; trying again", metadata: ["id": "\(mail.id)", "in": "\(Int(delay)) s", "reason": "\(reason)"])
                 case .transient(let reason), .permanent(let reason):
@@ -124,41 +124,5 @@ final class MailSender: Sendable {
                 logger.error("cannot record a delivery's outcome", metadata: ["id": "\(mail.id)", "error": "\(error)"])
             }
         }
-    }
-
-    /// `first` (30 s) after the first failure, doubling to at most an hour, with a tenth
-    /// of jitter so a relay that comes back is not met by every message at once.
-    static func backoff(afterAttempts attempts: Int, first: TimeInterval) -> TimeInterval {
-        let base = min(3_600, first * pow(2, Double(min(max(attempts - 1, 0), 12))))
-        return base * Double.random(in: 0.9...1.1)
-    }
-}
-
-/// Wakes the sender after a commit that queued mail or a reset request. GRDB calls it
-/// on the writer's queue, one transaction at a time.
-private final class MailCommitObserver: TransactionObserver {
-    private let wake: @Sendable () -> Void
-    private var queued = false
-
-    init(wake: @escaping @Sendable () -> Void) {
-        self.wake = wake
-    }
-
-    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
-        if case .insert(let table) = eventKind { return table == "mail_outbox" || table == "password_reset_request" }
-        return false
-    }
-
-    func databaseDidChange(with event: DatabaseEvent) {
-        queued = true
-    }
-
-    func databaseDidCommit(_ db: Database) {
-        if queued { wake() }
-        queued = false
-    }
-
-    func databaseDidRollback(_ db: Database) {
-        queued = false
     }
 }

@@ -1,0 +1,138 @@
+import Contracts
+import Foundation
+import GRDB
+import Push
+import ServiceKit
+
+/// The push outbox: rows written in a message's transaction, read and cleared by `PushSender`.
+extension ChatStore {
+    /// One push waiting, with the device it goes to.
+    struct QueuedPush: Sendable {
+        var id: Int64
+        var notification: PushNotification
+        var createdAt: Date
+        var attempts: Int
+        var deviceId: String
+        var platform: DevicePlatform
+        var address: String
+        var environment: String?
+        var topic: String?
+        var p256dh: Data?
+        var authSecret: Data?
+        var lang: String?
+        var session: String
+    }
+
+    /// Queues the push of a new message to each of the recipient's devices, unless the
+    /// recipient muted the conversation. The alert's title is the sender's name (empty
+    /// when auth's feed gave none: the sender words it in the device's language); the
+    /// badge is everything the recipient has unread.
+    func enqueuePushes(of message: ChatMessage, to recipient: String, at instant: Date, in db: Database) throws {
+        let wanted = try Bool.fetchOne(db.cachedStatement(sql: """
+            SELECT EXISTS(SELECT 1 FROM device WHERE user_id = ?)
+               AND NOT EXISTS(SELECT 1 FROM member WHERE user_id = ? AND conversation_id = ? AND muted = 1)
+            """), arguments: [recipient, recipient, message.conversationId]) ?? false
+        guard wanted else { return }
+        let name = try String.fetchOne(db.cachedStatement(sql: "SELECT display_name FROM chat_user WHERE user_id = ?"),
+                                       arguments: [message.senderId]) ?? nil
+        let notification = PushNotification(
+            title: name ?? "", body: PushNotification.excerpt(message.text, limit: DeviceRules.excerpt),
+            badge: try unreadTotal(of: recipient, in: db), threadId: message.conversationId, collapseId: message.id,
+            data: ["conversationId": message.conversationId, "messageId": message.id, "senderId": message.senderId])
+        let json = String(decoding: try JSONEncoder().encode(notification), as: UTF8.self)
+        try db.cachedStatement(sql: """
+            INSERT INTO push_outbox (device_id, sender_id, conversation_id, notification, created_at, due_at)
+            SELECT id, ?, ?, ?, ?, ? FROM device WHERE user_id = ?
+            """).execute(arguments: [message.senderId, message.conversationId, json, instant.timeIntervalSince1970,
+                                     instant.timeIntervalSince1970, recipient])
+    }
+
+    /// Messages from others after the user's read marks, in all their conversations.
+    func unreadTotal(of userId: String, in db: Database) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: """
+            SELECT coalesce(sum((SELECT count(*) FROM message m
+                                 WHERE m.conversation_id = mb.conversation_id AND m.seq > mb.read_seq AND m.sender_id != mb.user_id)), 0)
+            FROM member mb WHERE mb.user_id = ?
+            """), arguments: [userId]) ?? 0
+    }
+
+    /// Drops the pushes still waiting from `sender` to `recipient`'s devices (a block).
+    func dropPushes(from sender: String, to recipient: String, in db: Database) throws {
+        try db.cachedStatement(sql: """
+            DELETE FROM push_outbox WHERE sender_id = ? AND device_id IN (SELECT id FROM device WHERE user_id = ?)
+            """).execute(arguments: [sender, recipient])
+    }
+
+    // MARK: The sender's side
+
+    func duePushes(now: Date, limit: Int) throws -> [QueuedPush] {
+        try database.pool.read { db in
+            try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT o.id, o.notification, o.created_at, o.attempts, d.id, d.platform, d.address, d.environment, d.topic,
+                       d.p256dh, d.auth_secret, d.lang, d.session_id
+                FROM push_outbox o JOIN device d ON d.id = o.device_id
+                WHERE o.due_at <= ? ORDER BY o.due_at, o.id LIMIT ?
+                """), arguments: [now.timeIntervalSince1970, limit]).compactMap { row in
+                guard let notification = try? JSONDecoder().decode(PushNotification.self, from: Data((row[1] as String).utf8)),
+                      let platform = DevicePlatform(rawValue: row[5]) else { return nil }
+                return QueuedPush(id: row[0], notification: notification, createdAt: Date(timeIntervalSince1970: row[2]),
+                                  attempts: row[3], deviceId: row[4], platform: platform, address: row[6], environment: row[7],
+                                  topic: row[8], p256dh: row[9], authSecret: row[10], lang: row[11], session: row[12])
+            }
+        }
+    }
+
+    /// When the next push that waits for a retry is due.
+    func nextPushDue() throws -> Date? {
+        try database.pool.read { db in
+            try Double.fetchOne(db, sql: "SELECT min(due_at) FROM push_outbox").map(Date.init(timeIntervalSince1970:))
+        }
+    }
+
+    /// What a pass of the sender learned, written in one transaction.
+    struct PushOutcomes {
+        /// Delivered, or given up: their rows go.
+        var finished: [Int64] = []
+        /// Pushes to try again, when, and why.
+        var retries: [(id: Int64, at: Date, error: String)] = []
+        /// Devices their push service no longer knows: they go with their pushes.
+        var goneDevices: [String] = []
+    }
+
+    func record(_ outcomes: PushOutcomes) throws {
+        try database.pool.write { db in
+            for id in outcomes.finished {
+                try db.cachedStatement(sql: "DELETE FROM push_outbox WHERE id = ?").execute(arguments: [id])
+            }
+            for retry in outcomes.retries {
+                try db.cachedStatement(sql: "UPDATE push_outbox SET due_at = ?, attempts = attempts + 1, last_error = ? WHERE id = ?")
+                    .execute(arguments: [retry.at.timeIntervalSince1970, retry.error, retry.id])
+            }
+            for device in outcomes.goneDevices {
+                try db.cachedStatement(sql: "DELETE FROM device WHERE id = ?").execute(arguments: [device])
+            }
+        }
+    }
+
+    /// Pushes waiting, and how long the oldest has.
+    func pushQueue(now: Date) throws -> (pending: Int, oldest: Double?) {
+        try database.pool.read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT count(*), min(created_at) FROM push_outbox")
+            let oldest: Double? = row?[1]
+            return (row?[0] ?? 0, oldest.map { max(0, now.timeIntervalSince1970 - $0) })
+        }
+    }
+
+    // MARK: The VAPID key
+
+    /// The server's VAPID private key (raw P-256 scalar), made on the first start and kept in this file.
+    func vapidPrivateKey(make: () -> Data) throws -> Data {
+        try database.pool.write { db in
+            if let key = try Data.fetchOne(db, sql: "SELECT private_key FROM push_key WHERE id = 1") { return key }
+            let key = make()
+            try db.execute(sql: "INSERT INTO push_key (id, private_key, created_at) VALUES (1, ?, ?)",
+                           arguments: [key, Date().timeIntervalSince1970])
+            return key
+        }
+    }
+}

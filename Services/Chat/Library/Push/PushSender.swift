@@ -1,0 +1,242 @@
+import Contracts
+import Crypto
+import Foundation
+import Logging
+import Push
+import ServiceKit
+import Synchronization
+
+/// Delivers chat's push outbox on a thread of its own, up to `PushSettings.concurrency`
+/// pushes in flight. A commit that queues pushes wakes it. Per push: delivered or
+/// refused for good, its row goes; refused for now (429, 5xx, no connection), it is
+/// tried again after 5 s doubling up to an hour, for a day; the device gone (APNs 410
+/// or `BadDeviceToken`, Web Push 404/410), the device goes. Before a batch leaves, auth
+/// is asked which of the devices' sessions have ended (signed out, revoked): those
+/// devices go instead of getting the push.
+///
+/// A push whose delivery is not recorded before a crash is sent again on the next
+/// start; it carries the message's id as its collapse id, so the device shows it once.
+final class PushSender: Sendable {
+    /// How long a push is tried (and how long APNs and Web Push keep it for an offline device).
+    static let giveUpAfter: TimeInterval = 86_400
+    /// Pushes read per step.
+    static let batch = 500
+    /// How long a session auth called active is believed without asking again.
+    static let sessionRecheck: TimeInterval = 60
+
+    struct Counters {
+        var sent = 0
+        var failed = 0
+        var removed = 0
+        var lastError: String?
+    }
+
+    private let store: ChatStore
+    private let settings: PushSettings
+    private let http: PushHTTP
+    private let apns: APNsClient?
+    private let webPush: WebPushClient
+    /// Which of these sessions ended (auth.sessions.ended); throws when auth cannot say.
+    private let endedSessions: @Sendable ([String]) throws -> [String]
+    private let retryDelay: TimeInterval
+    private let logger: Logger
+    private let counters = Mutex(Counters())
+    private let queue = Mutex<(pending: Int, oldest: Double?)>((0, nil))
+    private let liveSessions = Mutex<[String: Date]>([:])
+    private let loop: Mutex<WorkerLoop?> = Mutex(nil)
+
+    init(store: ChatStore, settings: PushSettings, vapid: VAPIDKey, retryDelay: TimeInterval = 5,
+         endedSessions: @escaping @Sendable ([String]) throws -> [String], logger: Logger) {
+        self.store = store
+        self.settings = settings
+        self.retryDelay = retryDelay
+        self.endedSessions = endedSessions
+        self.logger = logger
+        let http = PushHTTP(caFile: settings.caFile)
+        self.http = http
+        apns = settings.apns.map { APNsClient(credentials: $0.credentials, url: $0.url, http: http) }
+        webPush = WebPushClient(vapid: vapid, http: http)
+        OutboxWake.observe(["push_outbox"], in: store.database) { [weak self] in self?.wake() }
+    }
+
+    /// As of the last pass: `health` answers from memory.
+    var queueStatus: PushQueueStatus {
+        let queue = queue.withLock { $0 }
+        let counters = counters.withLock { $0 }
+        return PushQueueStatus(pending: queue.pending, oldestPendingSeconds: queue.oldest, sent: counters.sent, failed: counters.failed,
+                               removed: counters.removed, lastError: counters.lastError, transports: settings.transports)
+    }
+
+    func start() {
+        logger.info("pushes leave through \(settings.transports.joined(separator: "; "))")
+        let worker = WorkerLoop(name: "push") { [self] in pass() }
+        loop.withLock { $0 = worker }
+        worker.start()
+    }
+
+    /// Returns once the pushes under way have finished.
+    func stop() {
+        loop.withLock { $0 }?.stop()
+        let http = http
+        let done = DispatchSemaphore(value: 0)
+        Task { await http.shutdown(); done.signal() }
+        done.wait()
+    }
+
+    func wake() {
+        loop.withLock { $0 }?.wake()
+    }
+
+    private var isStopped: Bool { loop.withLock { $0 }?.isStopped ?? true }
+
+    /// Due pushes, batch by batch; returns when the next is due (at most 30 s on).
+    private func pass() -> Date {
+        var next = Date().addingTimeInterval(30)
+        do {
+            try deliverDue()
+            if let due = try store.nextPushDue() { next = min(next, due) }
+            let current = try store.pushQueue(now: Date())
+            queue.withLock { $0 = current }
+        } catch {
+            logger.error("the push sender's pass failed", metadata: ["error": "\(error)"])
+        }
+        return next
+    }
+
+    private func deliverDue() throws {
+        // Each push once per pass: one whose outcome could not be recorded waits for the next.
+        var tried = Set<Int64>()
+        while !isStopped {
+            let due = try store.duePushes(now: Date(), limit: Self.batch).filter { !tried.contains($0.id) }
+            if due.isEmpty { return }
+            tried.formUnion(due.map(\.id))
+            let ended = sessionsEnded(among: Set(due.map(\.session)))
+            if !ended.isEmpty {
+                let forgotten = try store.forgetDevices(ofSessions: Array(ended))
+                counters.withLock { $0.removed += forgotten }
+            }
+            let results = deliver(due.filter { !ended.contains($0.session) })
+            try store.record(outcomes(of: results))
+        }
+    }
+
+    /// The sessions among these that auth says have ended; none when auth cannot say
+    /// (the pushes leave, and the question is asked again next time).
+    private func sessionsEnded(among sessions: Set<String>) -> Set<String> {
+        let now = Date()
+        let unknown = liveSessions.withLock { live in
+            sessions.filter { live[$0].map { now.timeIntervalSince($0) > Self.sessionRecheck } ?? true }
+        }
+        guard !unknown.isEmpty else { return [] }
+        var ended = Set<String>()
+        do {
+            for chunk in Array(unknown).chunked(SessionsRequest.maxIDs) {
+                ended.formUnion(try endedSessions(Array(chunk)))
+            }
+        } catch {
+            logger.warning("cannot ask auth which sessions ended; pushing anyway", metadata: ["error": "\(error)"])
+            return []
+        }
+        liveSessions.withLock { live in
+            live = live.filter { now.timeIntervalSince($0.value) <= Self.sessionRecheck }
+            for session in unknown where !ended.contains(session) { live[session] = now }
+        }
+        return ended
+    }
+
+    /// Sends every push, `settings.concurrency` at a time, and waits for all of them.
+    private func deliver(_ pushes: [ChatStore.QueuedPush]) -> [(ChatStore.QueuedPush, PushOutcome)] {
+        guard !pushes.isEmpty else { return [] }
+        let results = Mutex<[(ChatStore.QueuedPush, PushOutcome)]>([])
+        let done = DispatchSemaphore(value: 0)
+        let width = settings.concurrency
+        Task { [self] in
+            await withTaskGroup(of: (ChatStore.QueuedPush, PushOutcome).self) { group in
+                var waiting = pushes.makeIterator()
+                for _ in 0..<width {
+                    guard let push = waiting.next() else { break }
+                    group.addTask { (push, await self.send(push)) }
+                }
+                for await result in group {
+                    results.withLock { $0.append(result) }
+                    if let push = waiting.next() { group.addTask { (push, await self.send(push)) } }
+                }
+            }
+            done.signal()
+        }
+        done.wait()
+        return results.withLock { $0 }
+    }
+
+    private func send(_ push: ChatStore.QueuedPush) async -> PushOutcome {
+        var notification = push.notification
+        if notification.title.isEmpty { notification.title = PushWords.newMessage(lang: push.lang) }
+        let expiry = push.createdAt.addingTimeInterval(Self.giveUpAfter)
+        switch push.platform {
+        case .apns:
+            guard let apns else { return .failed("APNs is not configured (HEREABOUTS_APNS_KEY_FILE, _KEY_ID, _TEAM_ID)") }
+            return await apns.send(notification, to: push.address,
+                                   environment: APNsEnvironment(rawValue: push.environment ?? "") ?? .production,
+                                   topic: push.topic ?? "", expiration: expiry)
+        case .webpush:
+            guard settings.allowsEndpoint(push.address) else {
+                return .failed("the endpoint's host is not among HEREABOUTS_WEBPUSH_HOSTS")
+            }
+            guard let p256dh = push.p256dh, let auth = push.authSecret,
+                  let subscription = WebPushSubscription(endpoint: push.address, p256dh: Base64URL.encode(p256dh),
+                                                         auth: Base64URL.encode(auth)) else {
+                return .gone("the subscription's keys are not valid")
+            }
+            return await webPush.send(notification, to: subscription, timeToLive: expiry.timeIntervalSinceNow)
+        }
+    }
+
+    private func outcomes(of results: [(ChatStore.QueuedPush, PushOutcome)]) -> ChatStore.PushOutcomes {
+        var outcomes = ChatStore.PushOutcomes()
+        let now = Date()
+        counters.withLock { counters in
+            for (push, outcome) in results {
+                switch outcome {
+                case .delivered:
+                    outcomes.finished.append(push.id)
+                    counters.sent += 1
+                case .gone(let reason):
+                    outcomes.goneDevices.append(push.deviceId)
+                    counters.removed += 1
+                    logger.info("push device gone; forgotten", metadata: ["device": "\(push.deviceId)", "reason": "\(reason)"])
+                case .retry(let reason, let after) where now.timeIntervalSince(push.createdAt) < Self.giveUpAfter:
+                    let delay = max(after ?? 0, OutboxWake.backoff(afterAttempts: push.attempts + 1, first: retryDelay))
+                    outcomes.retries.append((push.id, now.addingTimeInterval(delay), reason))
+                    counters.lastError = reason
+                case .retry(let reason, _), .failed(let reason):
+                    outcomes.finished.append(push.id)
+                    counters.failed += 1
+                    counters.lastError = reason
+                    logger.warning("push given up", metadata: ["push": "\(push.id)", "device": "\(push.deviceId)", "reason": "\(reason)"])
+                }
+            }
+        }
+        return outcomes
+    }
+}
+
+/// The words a push adds, in the device's language.
+enum PushWords {
+    static func newMessage(lang: String?) -> String {
+        switch lang?.prefix(2).lowercased() {
+        case "de": "Neue Nachricht"
+        case "fr": "Nouveau message"
+        case "es": "Mensaje nuevo"
+        case "it": "Nuovo messaggio"
+        case "nl": "Nieuw bericht"
+        default: "New message"
+        }
+    }
+}
+
+extension Array {
+    /// The array in pieces of at most `size`.
+    func chunked(_ size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
+    }
+}

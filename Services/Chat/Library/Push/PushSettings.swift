@@ -1,0 +1,87 @@
+import Foundation
+import Push
+
+/// How chat sends pushes, from the environment:
+/// - `HEREABOUTS_APNS_KEY_FILE`, `HEREABOUTS_APNS_KEY_ID`, `HEREABOUTS_APNS_TEAM_ID`:
+///   the team's token-signing key (`AuthKey_<id>.p8`), its key id and the team id. All
+///   three or none; without them, pushes to Apple devices are given up (health says why).
+/// - `HEREABOUTS_APNS_URL`: one APNs host for both environments (a proxy, a test's
+///   stand-in); Apple's production and sandbox hosts by default, by each device's environment.
+/// - `HEREABOUTS_VAPID_SUBJECT`: the contact push services see (`mailto:ops@example.org`
+///   or an https URL); by default `mailto:` the mail sender's address, else the public URL.
+/// - `HEREABOUTS_WEBPUSH_HOSTS`: the push services subscriptions may point at, as host
+///   suffixes separated by commas; `*` for any. By default the browsers' own (Google,
+///   Mozilla, Apple, Microsoft): an endpoint is a URL a client chose, and the server
+///   POSTs to it, so it must not be able to point inside the network.
+/// - `HEREABOUTS_PUSH_CA_FILE`: PEM certificates trusted besides the system's.
+/// - `HEREABOUTS_PUSH_CONCURRENCY`: pushes in flight at once (default 64).
+struct PushSettings: Sendable {
+    var apns: (credentials: APNsCredentials, url: String?)?
+    var caFile: String?
+    var vapidSubject: String
+    /// Host suffixes a Web Push endpoint may have; nil for any.
+    var webPushHosts: [String]?
+    var concurrency: Int
+
+    static let browserPushServices = ["fcm.googleapis.com", "push.services.mozilla.com", "push.apple.com", "notify.windows.com"]
+
+    struct ConfigurationError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(environment: [String: String]) throws {
+        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        let apnsKeys = [value("HEREABOUTS_APNS_KEY_FILE"), value("HEREABOUTS_APNS_KEY_ID"), value("HEREABOUTS_APNS_TEAM_ID")]
+        if let file = apnsKeys[0], let keyID = apnsKeys[1], let teamID = apnsKeys[2] {
+            do {
+                apns = (try APNsCredentials(keyID: keyID, teamID: teamID, keyFile: file), value("HEREABOUTS_APNS_URL"))
+            } catch {
+                throw ConfigurationError(description: "HEREABOUTS_APNS_KEY_FILE must be the .p8 key from Apple (a P-256 private key in PEM): \(file): \(error)")
+            }
+        } else if apnsKeys.contains(where: { $0 != nil }) {
+            throw ConfigurationError(description: "set all of HEREABOUTS_APNS_KEY_FILE, HEREABOUTS_APNS_KEY_ID and HEREABOUTS_APNS_TEAM_ID, or none")
+        }
+        caFile = value("HEREABOUTS_PUSH_CA_FILE")
+        if let subject = value("HEREABOUTS_VAPID_SUBJECT") {
+            guard subject.hasPrefix("mailto:") || subject.hasPrefix("https://") else {
+                throw ConfigurationError(description: "HEREABOUTS_VAPID_SUBJECT must be a mailto: or https: URL, not \(subject)")
+            }
+            vapidSubject = subject
+        } else if let from = value("HEREABOUTS_MAIL_FROM"), let address = Self.bareAddress(from) {
+            vapidSubject = "mailto:\(address)"
+        } else {
+            vapidSubject = value("HEREABOUTS_PUBLIC_URL").flatMap { $0.hasPrefix("https://") ? $0 : nil } ?? "mailto:postmaster@hereabouts.localhost"
+        }
+        switch value("HEREABOUTS_WEBPUSH_HOSTS") {
+        case "*": webPushHosts = nil
+        case let list?: webPushHosts = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+        case nil: webPushHosts = Self.browserPushServices
+        }
+        let concurrency = value("HEREABOUTS_PUSH_CONCURRENCY").map { Int($0) }
+        guard let chosen = concurrency ?? 64, (1...1_000).contains(chosen) else {
+            throw ConfigurationError(description: "HEREABOUTS_PUSH_CONCURRENCY must be a number from 1 to 1000")
+        }
+        self.concurrency = chosen
+    }
+
+    /// `a@b` from `Name <a@b>` or `a@b`.
+    static func bareAddress(_ text: String) -> String? {
+        var address = text.trimmingCharacters(in: .whitespaces)
+        if address.hasSuffix(">"), let open = address.lastIndex(of: "<") {
+            address = String(address[address.index(after: open)..<address.index(before: address.endIndex)])
+        }
+        return address.contains("@") && !address.contains(where: { $0.isWhitespace || $0 == "<" || $0 == ">" }) ? address : nil
+    }
+
+    /// Whether the server may POST to this Web Push endpoint: its host is one of the allowed push services or below one.
+    func allowsEndpoint(_ endpoint: String) -> Bool {
+        guard let host = URLComponents(string: endpoint)?.host?.lowercased() else { return false }
+        guard let webPushHosts else { return true }
+        return webPushHosts.contains { host == $0 || host.hasSuffix("." + $0) }
+    }
+
+    var transports: [String] {
+        [apns.map { "apns: \($0.url ?? "\(APNsClient.productionURL), \(APNsClient.sandboxURL)")" } ?? "apns: not configured (HEREABOUTS_APNS_KEY_FILE)",
+         "webpush: " + (webPushHosts.map { $0.joined(separator: ", ") } ?? "any host")]
+    }
+}

@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""A push service stand-in for tests: APNs' provider API and Web Push endpoints, over
+HTTP/2 with TLS (Debian's python3-h2 and python3-cryptography), checking what arrives
+with implementations independent of the server's.
+
+APNs:     POST /3/device/<token>. The provider token (ES256 JWT) is checked against
+          the public half of --apns-key with its kid and iss; apns-topic, apns-push-type,
+          apns-priority and apns-expiration must be present, the payload must be JSON
+          with aps.alert. Faults: --gone tokens answer 410, --bad tokens 400
+          BadDeviceToken, the first --busy-first requests 429.
+Web Push: POST /push/<name>. The VAPID header (RFC 8292) is checked (the JWT against
+          its own k, its aud), the aes128gcm body (RFC 8291) decrypted with the
+          subscription key this server made (printed at start). --webpush-gone names
+          answer 410.
+
+Every push taken is appended to <dir>/pushes.jsonl; every request that broke a rule to
+<dir>/errors.jsonl; <dir>/connections counts the TLS connections made. Prints
+"READY <p256dh> <auth>" once listening; stops when stdin closes.
+"""
+import argparse, asyncio, base64, json, os, ssl, sys, time
+
+import h2.config, h2.connection, h2.events
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, utils
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+
+def b64url_decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def verify_jwt(token, public_key):
+    """The JWT's header and claims when its ES256 signature verifies; raises otherwise."""
+    head, body, signature = token.split(".")
+    raw = b64url_decode(signature)
+    if len(raw) != 64:
+        raise ValueError("an ES256 signature is 64 bytes (r and s)")
+    der = utils.encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
+    public_key.verify(der, f"{head}.{body}".encode(), ec.ECDSA(hashes.SHA256()))
+    header = json.loads(b64url_decode(head))
+    if header.get("alg") != "ES256":
+        raise ValueError("alg is not ES256")
+    return header, json.loads(b64url_decode(body))
+
+
+def hkdf(salt, ikm, info, length):
+    return HKDF(algorithm=hashes.SHA256(), length=length, salt=salt, info=info).derive(ikm)
+
+
+def decrypt_aes128gcm(body, ua_private, auth_secret):
+    """RFC 8291 and RFC 8188, one record: the plaintext without its delimiter."""
+    salt, record_size, id_length = body[:16], int.from_bytes(body[16:20], "big"), body[20]
+    server_public = body[21:21 + id_length]
+    ciphertext = body[21 + id_length:]
+    if record_size < 18 or len(ciphertext) > record_size:
+        raise ValueError("bad record size")
+    ua_public = ua_private.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    shared = ua_private.exchange(ec.ECDH(), ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), server_public))
+    ikm = hkdf(auth_secret, shared, b"WebPush: info\x00" + ua_public + server_public, 32)
+    key = hkdf(salt, ikm, b"Content-Encoding: aes128gcm\x00", 16)
+    nonce = hkdf(salt, ikm, b"Content-Encoding: nonce\x00", 12)
+    plain = AESGCM(key).decrypt(nonce, ciphertext, None).rstrip(b"\x00")
+    if not plain.endswith(b"\x02"):
+        raise ValueError("the last record's delimiter is not 2")
+    return plain[:-1]
+
+
+class State:
+    def __init__(self, args):
+        self.args = args
+        self.apns_key = None
+        if args.apns_key:
+            with open(args.apns_key, "rb") as f:
+                self.apns_key = serialization.load_pem_private_key(f.read(), password=None).public_key()
+        self.ua_private = ec.generate_private_key(ec.SECP256R1())
+        self.auth_secret = os.urandom(16)
+        self.apns_requests = 0
+        self.connections = 0
+        os.makedirs(args.dir, exist_ok=True)
+
+    def keep(self, name, record):
+        with open(os.path.join(self.args.dir, name), "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+    def apns(self, token, headers, body):
+        self.apns_requests += 1
+        record = {"kind": "apns", "token": token, "headers": {k: v for k, v in headers.items() if k.startswith("apns-")}}
+        try:
+            auth = headers.get("authorization", "")
+            if not auth.startswith("bearer "):
+                raise ValueError("no bearer provider token")
+            header, claims = verify_jwt(auth[7:], self.apns_key)
+            if header.get("kid") != self.args.apns_kid or claims.get("iss") != self.args.apns_team:
+                raise ValueError(f"kid {header.get('kid')} / iss {claims.get('iss')} are not the key's")
+            if abs(time.time() - claims.get("iat", 0)) > 3600:
+                raise ValueError("iat is over an hour off")
+            for name in ("apns-topic", "apns-push-type", "apns-priority", "apns-expiration"):
+                if name not in headers:
+                    raise ValueError(f"no {name}")
+            if self.args.topic and headers["apns-topic"] != self.args.topic:
+                return 400, {"reason": "DeviceTokenNotForTopic"}
+            payload = json.loads(body)
+            if "alert" not in payload.get("aps", {}):
+                raise ValueError("no aps.alert")
+            record["payload"] = payload
+            record["jwt"] = claims
+        except Exception as error:  # noqa: BLE001 - any broken rule is answered 403 and kept
+            self.keep("errors.jsonl", {"kind": "apns", "token": token, "error": str(error)})
+            return 403, {"reason": "InvalidProviderToken"}
+        if token in self.args.gone:
+            return 410, {"reason": "Unregistered", "timestamp": int(time.time() * 1000)}
+        if token in self.args.bad:
+            return 400, {"reason": "BadDeviceToken"}
+        if self.apns_requests <= self.args.busy_first:
+            return 429, {"reason": "TooManyRequests"}
+        self.keep("pushes.jsonl", record)
+        return 200, None
+
+    def webpush(self, name, headers, body):
+        record = {"kind": "webpush", "name": name, "ttl": headers.get("ttl"), "topic": headers.get("topic"),
+                  "urgency": headers.get("urgency")}
+        try:
+            if headers.get("content-encoding") != "aes128gcm":
+                raise ValueError("content-encoding is not aes128gcm")
+            scheme, _, params = headers.get("authorization", "").partition(" ")
+            if scheme.lower() != "vapid":
+                raise ValueError("no vapid authorization")
+            fields = dict(part.strip().split("=", 1) for part in params.split(","))
+            vapid_public = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), b64url_decode(fields["k"]))
+            _, claims = verify_jwt(fields["t"], vapid_public)
+            if claims.get("aud") != f"https://localhost:{self.args.port}":
+                raise ValueError(f"aud {claims.get('aud')} is not this origin")
+            if not (time.time() < claims.get("exp", 0) <= time.time() + 86400):
+                raise ValueError("exp is not within 24 hours")
+            if not str(claims.get("sub", "")).startswith(("mailto:", "https:")):
+                raise ValueError("sub is not mailto: or https:")
+            record["payload"] = json.loads(decrypt_aes128gcm(body, self.ua_private, self.auth_secret))
+            record["vapid"] = {"k": fields["k"], "sub": claims["sub"]}
+        except Exception as error:  # noqa: BLE001
+            self.keep("errors.jsonl", {"kind": "webpush", "name": name, "error": repr(error)})
+            return 400, None
+        if name in self.args.webpush_gone:
+            return 410, None
+        self.keep("pushes.jsonl", record)
+        return 201, None
+
+
+class H2Server(asyncio.Protocol):
+    def __init__(self, state):
+        self.state = state
+        self.conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
+        self.streams = {}
+
+    def connection_made(self, transport):
+        self.transport = transport
+        self.state.connections += 1
+        with open(os.path.join(self.state.args.dir, "connections"), "w") as f:
+            f.write(str(self.state.connections))
+        self.conn.initiate_connection()
+        self.transport.write(self.conn.data_to_send())
+
+    def data_received(self, data):
+        try:
+            events = self.conn.receive_data(data)
+        except Exception:  # noqa: BLE001 - a broken connection ends here
+            self.transport.close()
+            return
+        for event in events:
+            if isinstance(event, h2.events.RequestReceived):
+                self.streams[event.stream_id] = (dict(event.headers), bytearray())
+            elif isinstance(event, h2.events.DataReceived):
+                self.streams[event.stream_id][1].extend(event.data)
+                self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, h2.events.StreamEnded):
+                self.answer(event.stream_id)
+            elif isinstance(event, h2.events.ConnectionTerminated):
+                self.transport.close()
+        self.transport.write(self.conn.data_to_send())
+
+    def answer(self, stream_id):
+        headers, body = self.streams.pop(stream_id)
+        path, method = headers.get(":path", ""), headers.get(":method")
+        if method == "POST" and path.startswith("/3/device/"):
+            status, reply = self.state.apns(path[len("/3/device/"):], headers, bytes(body))
+        elif method == "POST" and path.startswith("/push/"):
+            status, reply = self.state.webpush(path[len("/push/"):], headers, bytes(body))
+        else:
+            status, reply = 404, None
+        data = json.dumps(reply).encode() if reply is not None else b""
+        response = [(":status", str(status)), ("content-length", str(len(data))), ("apns-id", "stand-in")]
+        if status == 429:
+            response.append(("retry-after", "0"))
+        self.conn.send_headers(stream_id, response, end_stream=not data)
+        if data:
+            self.conn.send_data(stream_id, data, end_stream=True)
+
+
+async def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--dir", required=True)
+    parser.add_argument("--cert", required=True)
+    parser.add_argument("--key", required=True)
+    parser.add_argument("--apns-key")
+    parser.add_argument("--apns-kid")
+    parser.add_argument("--apns-team")
+    parser.add_argument("--topic")
+    parser.add_argument("--gone", default="")
+    parser.add_argument("--bad", default="")
+    parser.add_argument("--busy-first", type=int, default=0)
+    parser.add_argument("--webpush-gone", default="")
+    args = parser.parse_args()
+    for name in ("gone", "bad", "webpush_gone"):
+        setattr(args, name, set(filter(None, getattr(args, name).split(","))))
+    state = State(args)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(args.cert, args.key)
+    context.set_alpn_protocols(["h2"])
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: H2Server(state), "127.0.0.1", args.port, ssl=context)
+    ua_public = state.ua_private.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    print(f"READY {b64url(ua_public)} {b64url(state.auth_secret)}", flush=True)
+    await loop.run_in_executor(None, sys.stdin.read)
+    server.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

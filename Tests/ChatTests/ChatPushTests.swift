@@ -1,0 +1,246 @@
+import Contracts
+import Foundation
+@testable import Chat
+import ServiceClient
+import ServiceKit
+import ServiceKitTesting
+import StackFixtures
+import TestThreads
+import Testing
+import Wire
+
+/// Chat pushing to a stand-in APNs and Web Push service over HTTP/2 and TLS, which
+/// checks the provider token, the VAPID token and decrypts each payload itself.
+@Suite("Chat's pushes through a stand-in push service", .ownThread)
+struct ChatPushTests {
+    typealias User = (token: String, id: String, refresh: String, email: String)
+
+    /// Runs `body`, which must fail with `code`.
+    static func expectError(_ code: ErrorCode, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) throws {
+        let error = try #require(throws: ServiceError.self, sourceLocation: sourceLocation) { try body() }
+        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+    }
+
+    /// A registered user with a display name (the alert's title), and their refresh token.
+    static func user(_ fixture: ChatFixture, name: String?) throws -> User {
+        let email = "\(Identifier.random(count: 10).lowercased())@example.org"
+        let session = try fixture.upstream.authClient.call(AuthAPI.register, RegisterRequest(
+            email: email, password: Upstream.password, displayName: name))
+        return (session.accessToken, session.user.id, session.refreshToken, email)
+    }
+
+    static func apnsToken(_ n: Int) -> String { String(format: "%064x", n) }
+
+    static func register(_ fixture: ChatFixture, _ user: User, apns n: Int, environment: String = "sandbox") throws -> Device {
+        try fixture.client.call(ChatAPI.devicesRegister, DeviceRegisterRequest(
+            platform: .apns, token: apnsToken(n).uppercased(), environment: environment, topic: "org.example.divebuddy", lang: "de"),
+                                token: user.token).device
+    }
+
+    static func register(_ fixture: ChatFixture, _ user: User, webPush name: String, at server: PushTestServer) throws -> Device {
+        try fixture.client.call(ChatAPI.devicesRegister, DeviceRegisterRequest(
+            platform: .webpush, subscription: WebPushSubscriptionBody(endpoint: server.endpoint(name),
+                                                                      keys: .init(p256dh: server.p256dh, auth: server.auth))),
+                                token: user.token).device
+    }
+
+    static func send(_ fixture: ChatFixture, _ text: String, from user: User, to peer: String, id: String? = nil) throws -> ChatMessage {
+        try fixture.client.call(ChatAPI.send, SendMessageRequest(to: peer, text: text), token: user.token, id: id).message
+    }
+
+    static func devices(_ fixture: ChatFixture, _ user: User) throws -> [Device] {
+        try fixture.client.call(ChatAPI.devices, Empty(), token: user.token).devices
+    }
+
+    static func status(_ fixture: ChatFixture) throws -> PushQueueStatus {
+        try #require(try fixture.client.call(ChatAPI.health, Empty()).push)
+    }
+
+    /// Waits until the outbox is empty (every push delivered, retried out or given up).
+    static func drained(_ fixture: ChatFixture, timeout: TimeInterval = 30) throws -> PushQueueStatus {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            fixture.chat.pushSender.wake()
+            if try fixture.chat.store.pushQueue(now: Date()).pending == 0 { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        Thread.sleep(forTimeInterval: 0.1)
+        return try status(fixture)
+    }
+
+    @Test("a message pushes to each of the recipient's devices, APNs and Web Push, with the sender's name, the text, the unread badge and the thread; a retried send pushes once")
+    func pushesAMessage() throws {
+        let server = try PushTestServer(.init(topic: "org.example.divebuddy"))
+        let fixture = try ChatFixture(environment: server.environment)
+        let (ana, ben) = (try Self.user(fixture, name: "Ana Diver"), try Self.user(fixture, name: "Ben"))
+        try fixture.catchUp()
+        _ = try Self.register(fixture, ben, apns: 1)
+        _ = try Self.register(fixture, ben, webPush: "ben-browser", at: server)
+        _ = try Self.register(fixture, ana, apns: 2)
+
+        let long = String(repeating: "Wrack am Riff, 18 m. ", count: 10)
+        let first = try Self.send(fixture, "Dive on Saturday?", from: ana, to: ben.id)
+        let second = try Self.send(fixture, long, from: ana, to: ben.id, id: "retried-send-1")
+        let again = try Self.send(fixture, long, from: ana, to: ben.id, id: "retried-send-1")
+        #expect(again.id == second.id)
+
+        let pushes = server.waitFor(4)
+        #expect(server.errors.isEmpty, "\(server.errors)")
+        _ = try Self.drained(fixture)
+        #expect(server.pushes.count == 4, "two messages to two devices of Ben's, none to Ana's, none twice")
+        let apns = pushes.filter { $0.kind == "apns" }, web = pushes.filter { $0.kind == "webpush" }
+        #expect(apns.map(\.address) == [Self.apnsToken(1), Self.apnsToken(1)])
+        #expect(web.map(\.address) == ["ben-browser", "ben-browser"])
+        for (push, message, badge) in [(apns[0], first, 1), (apns[1], second, 2), (web[0], first, 1), (web[1], second, 2)] {
+            #expect(push.title == "Ana Diver")
+            #expect(push.badge == badge)
+            #expect(push.threadId == message.conversationId)
+            #expect(push.data["conversationId"] == message.conversationId && push.data["messageId"] == message.id)
+        }
+        #expect(apns[0].body == "Dive on Saturday?")
+        let excerpt = try #require(apns[1].body)
+        #expect(excerpt.count == 120 && excerpt.hasSuffix("…") && long.hasPrefix(excerpt.dropLast()))
+        #expect(apns[0].headers["apns-topic"] == "org.example.divebuddy")
+        #expect(apns[0].headers["apns-push-type"] == "alert")
+        #expect(apns[0].headers["apns-priority"] == "10")
+        #expect(apns[0].headers["apns-collapse-id"] == first.id)
+        let expiration = try #require(apns[0].headers["apns-expiration"].flatMap(Double.init))
+        #expect(abs(expiration - Date().addingTimeInterval(PushSender.giveUpAfter).timeIntervalSince1970) < 120)
+        let vapid = try fixture.client.call(ChatAPI.vapidKey, Empty()).publicKey
+        #expect(web[0].vapidKey == vapid, "signed with the key GET /v1/push/vapid-key serves")
+        #expect(web[0].topic == first.id)
+        #expect(server.connections == 1, "one HTTP/2 connection, reused for every push")
+
+        let status = try Self.status(fixture)
+        #expect(status.sent == 4 && status.failed == 0 && status.pending == 0)
+    }
+
+    @Test("no push for a muted conversation or from a blocked sender; a sender without a name is worded in the device's language")
+    func muteAndBlock() throws {
+        let server = try PushTestServer()
+        let fixture = try ChatFixture(environment: server.environment)
+        let (ana, ben) = (try Self.user(fixture, name: nil), try Self.user(fixture, name: "Ben"))
+        try fixture.catchUp()
+        _ = try Self.register(fixture, ben, apns: 7)
+        let first = try Self.send(fixture, "eins", from: ana, to: ben.id)
+        #expect(server.waitFor(1).first?.title == "Neue Nachricht", "no name: the device's language (de)")
+
+        let muted = try fixture.client.call(ChatAPI.mute, MuteRequest(conversationId: first.conversationId, muted: true), token: ben.token)
+        #expect(muted.muted)
+        #expect(try fixture.conversations((token: ben.token, id: ben.id)).conversations.first?.muted == true)
+        _ = try Self.send(fixture, "zwei (muted)", from: ana, to: ben.id)
+        _ = try fixture.client.call(ChatAPI.mute, MuteRequest(conversationId: first.conversationId, muted: false), token: ben.token)
+        _ = try Self.send(fixture, "drei", from: ana, to: ben.id)
+        #expect(server.waitFor(2).map(\.body) == ["eins", "drei"])
+        #expect(server.pushes.last?.badge == 3, "a muted message still counts as unread")
+
+        _ = try fixture.client.call(ChatAPI.block, BlockRequest(userId: ana.id), token: ben.token)
+        #expect(throws: ServiceError.self) { try Self.send(fixture, "vier", from: ana, to: ben.id) }
+        _ = try Self.drained(fixture)
+        #expect(server.pushes.count == 2)
+        // Someone not in the conversation cannot mute it.
+        let carl = try Self.user(fixture, name: "Carl")
+        try Self.expectError(.permissionDenied) {
+            _ = try fixture.client.call(ChatAPI.mute, MuteRequest(conversationId: first.conversationId, muted: true), token: carl.token)
+        }
+    }
+
+    @Test("410 Unregistered and BadDeviceToken forget the device, Web Push 410 the subscription; 429 is tried again")
+    func deadDevicesAndBusyService() throws {
+        let server = try PushTestServer(.init(goneTokens: [Self.apnsToken(3)], badTokens: [Self.apnsToken(4)], busyFirst: 2,
+                                              goneEndpoints: ["old-browser"]))
+        var options = ChatService.Options()
+        options.pushRetryDelay = 0.05
+        let fixture = try ChatFixture(environment: server.environment, options: options)
+        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
+        try fixture.catchUp()
+        let live = try Self.register(fixture, ben, apns: 5)
+        for n in [3, 4] { _ = try Self.register(fixture, ben, apns: n) }
+        _ = try Self.register(fixture, ben, webPush: "old-browser", at: server)
+        _ = try Self.send(fixture, "hello", from: ana, to: ben.id)
+        let status = try Self.drained(fixture)
+        #expect(server.pushes.map(\.address) == [Self.apnsToken(5)], "the live device's push arrives after the 429s")
+        #expect(try Self.devices(fixture, ben).map(\.id) == [live.id])
+        #expect(status.removed == 3 && status.sent == 1 && status.failed == 0)
+        #expect(server.errors.isEmpty, "\(server.errors)")
+    }
+
+    @Test("devices: ten per user, the oldest forgotten; a token registered by another user moves; delete; sign-out and account deletion forget them; bad input is refused")
+    func devices() throws {
+        let server = try PushTestServer()
+        let fixture = try ChatFixture(environment: server.environment)
+        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
+        try fixture.catchUp()
+        let first = try Self.register(fixture, ana, apns: 100)
+        #expect(first.token == Self.apnsToken(100) && first.environment == "sandbox" && first.lang == "de")
+        #expect(try Self.register(fixture, ana, apns: 100).id == first.id, "registered again: the same device")
+        for n in 101...110 { _ = try Self.register(fixture, ana, apns: n) }
+        let anas = try Self.devices(fixture, ana)
+        #expect(anas.count == DeviceRules.maxPerUser)
+        #expect(!anas.contains { $0.id == first.id }, "the least recently registered went")
+
+        let moved = try Self.register(fixture, ben, apns: 110)
+        #expect(try Self.devices(fixture, ben).map(\.id) == [moved.id])
+        #expect(try Self.devices(fixture, ana).count == 9)
+        _ = try fixture.client.call(ChatAPI.devicesDelete, DeviceIdRequest(deviceId: moved.id), token: ben.token)
+        try Self.expectError(.notFound) { _ = try fixture.client.call(ChatAPI.devicesDelete, DeviceIdRequest(deviceId: moved.id), token: ben.token) }
+        let anasOther = try #require(try Self.devices(fixture, ana).first)
+        try Self.expectError(.notFound) { _ = try fixture.client.call(ChatAPI.devicesDelete, DeviceIdRequest(deviceId: anasOther.id), token: ben.token) }
+
+        // Signing out the session that registered them forgets them: nothing is pushed.
+        _ = try fixture.upstream.authClient.call(AuthAPI.logout, RefreshRequest(refreshToken: ana.refresh))
+        let again = try fixture.upstream.authClient.call(AuthAPI.login, LoginRequest(login: ana.email, password: Upstream.password))
+        let anaAgain: User = (again.accessToken, ana.id, again.refreshToken, ana.email)
+        #expect(try Self.devices(fixture, anaAgain).isEmpty)
+        let webDevice = try Self.register(fixture, anaAgain, webPush: "ana-browser", at: server)
+        #expect(webDevice.endpoint == server.endpoint("ana-browser"))
+
+        // Deleting the account forgets its devices.
+        _ = try fixture.upstream.authClient.call(AuthAPI.delete, DeleteRequest(password: Upstream.password), token: anaAgain.token)
+        try fixture.catchUp()
+        #expect(try fixture.chat.store.devices(of: ana.id).isEmpty)
+
+        // Bad input, each with its field.
+        let bad: [(DeviceRegisterRequest, String)] = [
+            (DeviceRegisterRequest(platform: .apns, token: "xyz", topic: "a.b"), "token"),
+            (DeviceRegisterRequest(platform: .apns, token: String(repeating: "ab", count: 31) + "a", topic: "a.b"), "token"),
+            (DeviceRegisterRequest(platform: .apns, token: Self.apnsToken(1)), "topic"),
+            (DeviceRegisterRequest(platform: .apns, token: Self.apnsToken(1), environment: "staging", topic: "a.b"), "environment"),
+            (DeviceRegisterRequest(platform: .apns, token: Self.apnsToken(1), topic: "a b"), "topic"),
+            (DeviceRegisterRequest(platform: .webpush), "subscription"),
+            (DeviceRegisterRequest(platform: .webpush, subscription: .init(endpoint: "http://localhost/push/x",
+                                                                           keys: .init(p256dh: server.p256dh, auth: server.auth))),
+             "subscription.endpoint"),
+            (DeviceRegisterRequest(platform: .webpush, subscription: .init(endpoint: "https://intranet.example/push",
+                                                                           keys: .init(p256dh: server.p256dh, auth: server.auth))),
+             "subscription.endpoint"),
+            (DeviceRegisterRequest(platform: .webpush, subscription: .init(endpoint: server.endpoint("x"),
+                                                                           keys: .init(p256dh: String(repeating: "A", count: 87), auth: server.auth))),
+             "subscription.keys"),
+        ]
+        for (request, field) in bad {
+            let error = try #require(throws: ServiceError.self) { try fixture.client.call(ChatAPI.devicesRegister, request, token: ben.token) }
+            #expect(error.code == .invalidArgument && error.field == field, "\(request): \(error)")
+        }
+    }
+
+    @Test("pushes queued while the push service cannot be reached are kept across a restart and delivered after it")
+    func outboxSurvivesARestart() throws {
+        let server = try PushTestServer()
+        var unreachable = server.environment
+        unreachable["HEREABOUTS_APNS_URL"] = "https://localhost:\(try ChildProcess.freeEndpoint().split(separator: ":").last ?? "1")"
+        let fixture = try ChatFixture(environment: unreachable)
+        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
+        try fixture.catchUp()
+        _ = try Self.register(fixture, ben, apns: 9)
+        _ = try Self.send(fixture, "kept", from: ana, to: ben.id)
+        let deadline = Date().addingTimeInterval(20)
+        while try Self.status(fixture).lastError == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try Self.status(fixture).pending == 1)
+        try fixture.restart(environment: server.environment)
+        try fixture.chat.store.database.pool.write { db in try db.execute(sql: "UPDATE push_outbox SET due_at = 0") }
+        fixture.chat.pushSender.wake()
+        #expect(server.waitFor(1).map(\.body) == ["kept"])
+        #expect(try Self.drained(fixture).pending == 0)
+    }
+}
