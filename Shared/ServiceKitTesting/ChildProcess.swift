@@ -37,7 +37,16 @@ public final class ChildProcess {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = handle
         process.standardError = handle
-        try process.run()
+        try Self.launch(process)
+    }
+
+    private static let launching = Mutex(())
+
+    /// Starts `process`, one launch at a time in this test process: Foundation's
+    /// `Process.run()` on Linux once crashed copying its arguments while other tests
+    /// launched theirs (a bad pointer in memcpy, in a full `swift test`).
+    public static func launch(_ process: Process) throws {
+        try launching.withLock { _ in try process.run() }
     }
 
     deinit {

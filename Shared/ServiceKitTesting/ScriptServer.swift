@@ -18,7 +18,7 @@ final class ScriptServer {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
+        try ChildProcess.launch(process)
         readyLine = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         guard readyLine.hasPrefix("READY") else {
@@ -58,7 +58,7 @@ final class ScriptServer {
         process.arguments = arguments
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
+        try ChildProcess.launch(process)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw ServiceError(code: .internal, message: "\(executable) \(arguments.joined(separator: " ")) failed")

@@ -17,7 +17,7 @@ func here(_ arguments: [String], environment: [String: String], stdin: String? =
     process.standardOutput = out
     process.standardError = err
     process.standardInput = input
-    try process.run()
+    try ChildProcess.launch(process)
     if let stdin { input.fileHandleForWriting.write(Data((stdin + "\n").utf8)) }
     try input.fileHandleForWriting.close()
     let output = out.fileHandleForReading.readDataToEndOfFile(), errors = err.fileHandleForReading.readDataToEndOfFile()
