@@ -93,6 +93,13 @@ struct EdgeRoutes: Sendable {
         routes.route(.post, "/v1/conversations/{id}/read", ChatAPI.read, path: ["id": "conversationId"])
         routes.route(.put, "/v1/blocks/{userId}", ChatAPI.block, json: false)
         routes.route(.delete, "/v1/blocks/{userId}", ChatAPI.unblock)
+        routes.route(.put, "/v1/conversations/{id}/mute", ChatAPI.mute, path: ["id": "conversationId"])
+
+        // Devices that get pushes.
+        routes.route(.post, "/v1/devices", ChatAPI.devicesRegister, status: .created, bodyLanguage: true)
+        routes.route(.get, "/v1/devices", ChatAPI.devices)
+        routes.route(.delete, "/v1/devices/{id}", ChatAPI.devicesDelete, path: ["id": "deviceId"])
+        routes.route(.get, "/v1/push/vapid-key", ChatAPI.vapidKey)
     }
 
     // MARK: Languages

@@ -183,6 +183,7 @@ public final class EdgeService {
         let health = self.health
         router.get("/metrics") { _, _ in
             await Self.recordMail(from: health)
+            await Self.recordPushes(from: health)
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(bytes: Self.registry.emitToBuffer())))
         }
@@ -209,14 +210,32 @@ public final class EdgeService {
     /// were when auth does not answer.
     static func recordMail(from health: Backends) async {
         guard let mail = try? await health.client(AuthAPI.service).call(AuthAPI.health, Empty()).value.mail else { return }
-        func gauge(_ name: String, _ unit: String, _ help: String) -> Prometheus.Gauge {
-            registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "hereabouts", subsystem: "mail", metricName: name,
-                                                                unitName: unit, helpText: help))
-        }
+        let gauge = gauges(of: "mail")
         gauge("pending", "messages", "Account mail not delivered yet").set(Double(mail.pending))
         gauge("oldest_pending", "seconds", "How long the oldest undelivered mail has waited").set(mail.oldestPendingSeconds ?? 0)
         gauge("failed_last_day", "messages", "Account mail given up in the last 24 hours").set(Double(mail.failedLastDay))
         gauge("sent_last_day", "messages", "Account mail delivered in the last 24 hours").set(Double(mail.sentLastDay))
+    }
+
+    /// Chat's push outbox, asked at each scrape like auth's mail: pushes waiting, the
+    /// oldest one's age, and since chat started, those delivered, given up, and the
+    /// devices forgotten.
+    static func recordPushes(from health: Backends) async {
+        guard let push = try? await health.client(ChatAPI.service).call(ChatAPI.health, Empty()).value.push else { return }
+        let gauge = gauges(of: "push")
+        gauge("pending", "pushes", "Pushes not delivered yet").set(Double(push.pending))
+        gauge("oldest_pending", "seconds", "How long the oldest undelivered push has waited").set(push.oldestPendingSeconds ?? 0)
+        gauge("sent", "pushes", "Pushes delivered since chat started").set(Double(push.sent))
+        gauge("failed", "pushes", "Pushes given up since chat started").set(Double(push.failed))
+        gauge("removed", "devices", "Devices forgotten since chat started (gone at their push service, or signed out)").set(Double(push.removed))
+    }
+
+    /// A maker of `hereabouts_<subsystem>_<name>_<unit>` gauges.
+    private static func gauges(of subsystem: String) -> (String, String, String) -> Prometheus.Gauge {
+        { name, unit, help in
+            registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "hereabouts", subsystem: subsystem, metricName: name,
+                                                                unitName: unit, helpText: help))
+        }
     }
     private static let bootstrap: Void = MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 

@@ -75,6 +75,10 @@ extension Components {
             public var id: Swift.String
             /// - Remark: Generated from `#/components/schemas/Conversation/lastMessage`.
             public var lastMessage: Components.Schemas.Message?
+            /// Whether the caller muted its pushes (PUT /v1/conversations/{id}/mute).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Conversation/muted`.
+            public var muted: Swift.Bool
             /// - Remark: Generated from `#/components/schemas/Conversation/peerIds`.
             public var peerIds: [Swift.String]
             /// - Remark: Generated from `#/components/schemas/Conversation/unread`.
@@ -85,18 +89,21 @@ extension Components {
             ///   - deletedPeerIds:
             ///   - id:
             ///   - lastMessage:
+            ///   - muted: Whether the caller muted its pushes (PUT /v1/conversations/{id}/mute).
             ///   - peerIds:
             ///   - unread:
             public init(
                 deletedPeerIds: [Swift.String],
                 id: Swift.String,
                 lastMessage: Components.Schemas.Message? = nil,
+                muted: Swift.Bool,
                 peerIds: [Swift.String],
                 unread: Swift.Int
             ) {
                 self.deletedPeerIds = deletedPeerIds
                 self.id = id
                 self.lastMessage = lastMessage
+                self.muted = muted
                 self.peerIds = peerIds
                 self.unread = unread
             }
@@ -104,6 +111,7 @@ extension Components {
                 case deletedPeerIds
                 case id
                 case lastMessage
+                case muted
                 case peerIds
                 case unread
             }
@@ -197,6 +205,198 @@ extension Components {
                 case name
                 case nameLang
                 case population
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Device`.
+        public struct Device: Codable, Hashable, Sendable {
+            /// webpush only.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Device/endpoint`.
+            public var endpoint: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Device/environment`.
+            @frozen public enum EnvironmentPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case production = "production"
+                case sandbox = "sandbox"
+            }
+            /// - Remark: Generated from `#/components/schemas/Device/environment`.
+            public var environment: Components.Schemas.Device.EnvironmentPayload?
+            /// - Remark: Generated from `#/components/schemas/Device/id`.
+            public var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Device/lang`.
+            public var lang: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Device/platform`.
+            @frozen public enum PlatformPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case apns = "apns"
+                case webpush = "webpush"
+            }
+            /// - Remark: Generated from `#/components/schemas/Device/platform`.
+            public var platform: Components.Schemas.Device.PlatformPayload
+            /// - Remark: Generated from `#/components/schemas/Device/registeredAt`.
+            public var registeredAt: Foundation.Date
+            /// apns only.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Device/token`.
+            public var token: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Device/topic`.
+            public var topic: Swift.String?
+            /// Creates a new `Device`.
+            ///
+            /// - Parameters:
+            ///   - endpoint: webpush only.
+            ///   - environment:
+            ///   - id:
+            ///   - lang:
+            ///   - platform:
+            ///   - registeredAt:
+            ///   - token: apns only.
+            ///   - topic:
+            public init(
+                endpoint: Swift.String? = nil,
+                environment: Components.Schemas.Device.EnvironmentPayload? = nil,
+                id: Swift.String,
+                lang: Swift.String? = nil,
+                platform: Components.Schemas.Device.PlatformPayload,
+                registeredAt: Foundation.Date,
+                token: Swift.String? = nil,
+                topic: Swift.String? = nil
+            ) {
+                self.endpoint = endpoint
+                self.environment = environment
+                self.id = id
+                self.lang = lang
+                self.platform = platform
+                self.registeredAt = registeredAt
+                self.token = token
+                self.topic = topic
+            }
+            public enum CodingKeys: String, CodingKey {
+                case endpoint
+                case environment
+                case id
+                case lang
+                case platform
+                case registeredAt
+                case token
+                case topic
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/DeviceRegisterRequest`.
+        public struct DeviceRegisterRequest: Codable, Hashable, Sendable {
+            /// apns: sandbox for development builds; production when absent.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceRegisterRequest/environment`.
+            @frozen public enum EnvironmentPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case production = "production"
+                case sandbox = "sandbox"
+            }
+            /// apns: sandbox for development builds; production when absent.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceRegisterRequest/environment`.
+            public var environment: Components.Schemas.DeviceRegisterRequest.EnvironmentPayload?
+            /// The device's language (BCP 47) for the words a push adds.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceRegisterRequest/lang`.
+            public var lang: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/DeviceRegisterRequest/platform`.
+            @frozen public enum PlatformPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case apns = "apns"
+                case webpush = "webpush"
+            }
+            /// - Remark: Generated from `#/components/schemas/DeviceRegisterRequest/platform`.
+            public var platform: Components.Schemas.DeviceRegisterRequest.PlatformPayload
+            /// webpush: the browser's PushSubscription.toJSON().
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceRegisterRequest/subscription`.
+            public struct SubscriptionPayload: Codable, Hashable, Sendable {
+                /// An https URL at a push service.
+                ///
+                /// - Remark: Generated from `#/components/schemas/DeviceRegisterRequest/subscription/endpoint`.
+                public var endpoint: Swift.String
+                /// - Remark: Generated from `#/components/schemas/DeviceRegisterRequest/subscription/keys`.
+                public struct KeysPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/schemas/DeviceRegisterRequest/subscription/keys/auth`.
+                    public var auth: Swift.String
+                    /// - Remark: Generated from `#/components/schemas/DeviceRegisterRequest/subscription/keys/p256dh`.
+                    public var p256dh: Swift.String
+                    /// Creates a new `KeysPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - auth:
+                    ///   - p256dh:
+                    public init(
+                        auth: Swift.String,
+                        p256dh: Swift.String
+                    ) {
+                        self.auth = auth
+                        self.p256dh = p256dh
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case auth
+                        case p256dh
+                    }
+                }
+                /// - Remark: Generated from `#/components/schemas/DeviceRegisterRequest/subscription/keys`.
+                public var keys: Components.Schemas.DeviceRegisterRequest.SubscriptionPayload.KeysPayload
+                /// Creates a new `SubscriptionPayload`.
+                ///
+                /// - Parameters:
+                ///   - endpoint: An https URL at a push service.
+                ///   - keys:
+                public init(
+                    endpoint: Swift.String,
+                    keys: Components.Schemas.DeviceRegisterRequest.SubscriptionPayload.KeysPayload
+                ) {
+                    self.endpoint = endpoint
+                    self.keys = keys
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case endpoint
+                    case keys
+                }
+            }
+            /// webpush: the browser's PushSubscription.toJSON().
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceRegisterRequest/subscription`.
+            public var subscription: Components.Schemas.DeviceRegisterRequest.SubscriptionPayload?
+            /// apns: the device token in hex.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceRegisterRequest/token`.
+            public var token: Swift.String?
+            /// apns: the app's bundle id.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceRegisterRequest/topic`.
+            public var topic: Swift.String?
+            /// Creates a new `DeviceRegisterRequest`.
+            ///
+            /// - Parameters:
+            ///   - environment: apns: sandbox for development builds; production when absent.
+            ///   - lang: The device's language (BCP 47) for the words a push adds.
+            ///   - platform:
+            ///   - subscription: webpush: the browser's PushSubscription.toJSON().
+            ///   - token: apns: the device token in hex.
+            ///   - topic: apns: the app's bundle id.
+            public init(
+                environment: Components.Schemas.DeviceRegisterRequest.EnvironmentPayload? = nil,
+                lang: Swift.String? = nil,
+                platform: Components.Schemas.DeviceRegisterRequest.PlatformPayload,
+                subscription: Components.Schemas.DeviceRegisterRequest.SubscriptionPayload? = nil,
+                token: Swift.String? = nil,
+                topic: Swift.String? = nil
+            ) {
+                self.environment = environment
+                self.lang = lang
+                self.platform = platform
+                self.subscription = subscription
+                self.token = token
+                self.topic = topic
+            }
+            public enum CodingKeys: String, CodingKey {
+                case environment
+                case lang
+                case platform
+                case subscription
+                case token
+                case topic
             }
         }
         /// Where the query's words are in a hit's title; a hit's highlights are null without q or with highlight=false.
@@ -669,6 +869,59 @@ extension Components {
                 public typealias FeedsPayload = [Components.Schemas.OperatorStatus.ServicesPayloadPayload.FeedsPayloadPayload]
                 /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/feeds`.
                 public var feeds: Components.Schemas.OperatorStatus.ServicesPayloadPayload.FeedsPayload?
+                /// The account mail it sends (auth).
+                ///
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/mail`.
+                public struct MailPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/mail/failedLastDay`.
+                    public var failedLastDay: Swift.Int
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/mail/lastError`.
+                    public var lastError: Swift.String?
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/mail/oldestPendingSeconds`.
+                    public var oldestPendingSeconds: Swift.Double?
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/mail/pending`.
+                    public var pending: Swift.Int
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/mail/sentLastDay`.
+                    public var sentLastDay: Swift.Int
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/mail/transport`.
+                    public var transport: Swift.String
+                    /// Creates a new `MailPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - failedLastDay:
+                    ///   - lastError:
+                    ///   - oldestPendingSeconds:
+                    ///   - pending:
+                    ///   - sentLastDay:
+                    ///   - transport:
+                    public init(
+                        failedLastDay: Swift.Int,
+                        lastError: Swift.String? = nil,
+                        oldestPendingSeconds: Swift.Double? = nil,
+                        pending: Swift.Int,
+                        sentLastDay: Swift.Int,
+                        transport: Swift.String
+                    ) {
+                        self.failedLastDay = failedLastDay
+                        self.lastError = lastError
+                        self.oldestPendingSeconds = oldestPendingSeconds
+                        self.pending = pending
+                        self.sentLastDay = sentLastDay
+                        self.transport = transport
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case failedLastDay
+                        case lastError
+                        case oldestPendingSeconds
+                        case pending
+                        case sentLastDay
+                        case transport
+                    }
+                }
+                /// The account mail it sends (auth).
+                ///
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/mail`.
+                public var mail: Components.Schemas.OperatorStatus.ServicesPayloadPayload.MailPayload?
                 /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/memory`.
                 public struct MemoryPayload: Codable, Hashable, Sendable {
                     /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/memory/residentBytes`.
@@ -694,6 +947,67 @@ extension Components {
                 }
                 /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/memory`.
                 public var memory: Components.Schemas.OperatorStatus.ServicesPayloadPayload.MemoryPayload?
+                /// The pushes it sends (chat); the counts are since the process started.
+                ///
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/push`.
+                public struct PushPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/push/failed`.
+                    public var failed: Swift.Int
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/push/lastError`.
+                    public var lastError: Swift.String?
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/push/oldestPendingSeconds`.
+                    public var oldestPendingSeconds: Swift.Double?
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/push/pending`.
+                    public var pending: Swift.Int
+                    /// Devices forgotten: gone at their push service, or their session ended.
+                    ///
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/push/removed`.
+                    public var removed: Swift.Int
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/push/sent`.
+                    public var sent: Swift.Int
+                    /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/push/transports`.
+                    public var transports: [Swift.String]
+                    /// Creates a new `PushPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - failed:
+                    ///   - lastError:
+                    ///   - oldestPendingSeconds:
+                    ///   - pending:
+                    ///   - removed: Devices forgotten: gone at their push service, or their session ended.
+                    ///   - sent:
+                    ///   - transports:
+                    public init(
+                        failed: Swift.Int,
+                        lastError: Swift.String? = nil,
+                        oldestPendingSeconds: Swift.Double? = nil,
+                        pending: Swift.Int,
+                        removed: Swift.Int,
+                        sent: Swift.Int,
+                        transports: [Swift.String]
+                    ) {
+                        self.failed = failed
+                        self.lastError = lastError
+                        self.oldestPendingSeconds = oldestPendingSeconds
+                        self.pending = pending
+                        self.removed = removed
+                        self.sent = sent
+                        self.transports = transports
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case failed
+                        case lastError
+                        case oldestPendingSeconds
+                        case pending
+                        case removed
+                        case sent
+                        case transports
+                    }
+                }
+                /// The pushes it sends (chat); the counts are since the process started.
+                ///
+                /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/push`.
+                public var push: Components.Schemas.OperatorStatus.ServicesPayloadPayload.PushPayload?
                 /// Its file takes writes and it keeps up with its feeds.
                 ///
                 /// - Remark: Generated from `#/components/schemas/OperatorStatus/ServicesPayload/ready`.
@@ -748,7 +1062,9 @@ extension Components {
                 /// - Parameters:
                 ///   - answering:
                 ///   - feeds:
+                ///   - mail: The account mail it sends (auth).
                 ///   - memory:
+                ///   - push: The pushes it sends (chat); the counts are since the process started.
                 ///   - ready: Its file takes writes and it keeps up with its feeds.
                 ///   - roundTripMs: The health call's round trip from the edge.
                 ///   - service:
@@ -758,7 +1074,9 @@ extension Components {
                 public init(
                     answering: Swift.Bool,
                     feeds: Components.Schemas.OperatorStatus.ServicesPayloadPayload.FeedsPayload? = nil,
+                    mail: Components.Schemas.OperatorStatus.ServicesPayloadPayload.MailPayload? = nil,
                     memory: Components.Schemas.OperatorStatus.ServicesPayloadPayload.MemoryPayload? = nil,
+                    push: Components.Schemas.OperatorStatus.ServicesPayloadPayload.PushPayload? = nil,
                     ready: Swift.Bool? = nil,
                     roundTripMs: Swift.Double? = nil,
                     service: Swift.String,
@@ -768,7 +1086,9 @@ extension Components {
                 ) {
                     self.answering = answering
                     self.feeds = feeds
+                    self.mail = mail
                     self.memory = memory
+                    self.push = push
                     self.ready = ready
                     self.roundTripMs = roundTripMs
                     self.service = service
@@ -779,7 +1099,9 @@ extension Components {
                 public enum CodingKeys: String, CodingKey {
                     case answering
                     case feeds
+                    case mail
                     case memory
+                    case push
                     case ready
                     case roundTripMs
                     case service

@@ -115,6 +115,11 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/conversations/{id}/messages`.
     /// - Remark: Generated from `#/paths//v1/conversations/{id}/messages/get(listMessages)`.
     func listMessages(_ input: Operations.ListMessages.Input) async throws -> Operations.ListMessages.Output
+    /// Mutes or unmutes a conversation's pushes to the caller's devices (chat.mute). Only pushes are muted; its messages still arrive on the events socket and count as unread. Muting drops its pushes still waiting.
+    ///
+    /// - Remark: HTTP `PUT /v1/conversations/{id}/mute`.
+    /// - Remark: Generated from `#/paths//v1/conversations/{id}/mute/put(muteConversation)`.
+    func muteConversation(_ input: Operations.MuteConversation.Input) async throws -> Operations.MuteConversation.Output
     /// Moves the caller's read mark to a seq (chat.read); answers what is still unread.
     ///
     /// - Remark: HTTP `POST /v1/conversations/{id}/read`.
@@ -132,6 +137,30 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/dev/mail`.
     /// - Remark: Generated from `#/paths//v1/dev/mail/get(latestMail)`.
     func latestMail(_ input: Operations.LatestMail.Input) async throws -> Operations.LatestMail.Output
+    /// The caller's devices, most recently registered first (chat.devices).
+    ///
+    /// - Remark: HTTP `GET /v1/devices`.
+    /// - Remark: Generated from `#/paths//v1/devices/get(listDevices)`.
+    func listDevices(_ input: Operations.ListDevices.Input) async throws -> Operations.ListDevices.Output
+    /// Registers the caller's device for pushes (chat.devices.register)
+    ///
+    /// An iOS app sends its APNs device token (hex) with its environment and bundle id; a browser its
+    /// PushSubscription as toJSON() gives it. The device belongs to the caller's session: signing that
+    /// session out, or deleting the account, forgets it. Registering a device again updates it (same id);
+    /// a token another user registered moves to the caller. A user has at most 10 devices: an 11th
+    /// forgets the one least recently registered. Without `lang`, the request's Accept-Language is used.
+    /// A subscription's endpoint must be at a push service the server sends to (HEREABOUTS_WEBPUSH_HOSTS:
+    /// by default the browsers' own).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/devices`.
+    /// - Remark: Generated from `#/paths//v1/devices/post(registerDevice)`.
+    func registerDevice(_ input: Operations.RegisterDevice.Input) async throws -> Operations.RegisterDevice.Output
+    /// Forgets one of the caller's devices (chat.devices.delete); 404 for one that is not theirs.
+    ///
+    /// - Remark: HTTP `DELETE /v1/devices/{id}`.
+    /// - Remark: Generated from `#/paths//v1/devices/{id}/delete(deleteDevice)`.
+    func deleteDevice(_ input: Operations.DeleteDevice.Input) async throws -> Operations.DeleteDevice.Output
     /// The WebSocket of live events (see the description above); a request that does not upgrade is 426.
     ///
     /// - Remark: HTTP `GET /v1/events`.
@@ -289,6 +318,11 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `PUT /v1/posts/{id}/rating`.
     /// - Remark: Generated from `#/paths//v1/posts/{id}/rating/put(ratePost)`.
     func ratePost(_ input: Operations.RatePost.Input) async throws -> Operations.RatePost.Output
+    /// The server's VAPID public key (chat.push.vapidKey), for pushManager.subscribe's applicationServerKey.
+    ///
+    /// - Remark: HTTP `GET /v1/push/vapid-key`.
+    /// - Remark: Generated from `#/paths//v1/push/vapid-key/get(vapidKey)`.
+    func vapidKey(_ input: Operations.VapidKey.Input) async throws -> Operations.VapidKey.Output
     /// Posts within a radius of a point or a named place that match the words of q (geo.search), exact and paged.
     ///
     /// - Remark: HTTP `GET /v1/search`.
@@ -571,6 +605,21 @@ extension APIProtocol {
             headers: headers
         ))
     }
+    /// Mutes or unmutes a conversation's pushes to the caller's devices (chat.mute). Only pushes are muted; its messages still arrive on the events socket and count as unread. Muting drops its pushes still waiting.
+    ///
+    /// - Remark: HTTP `PUT /v1/conversations/{id}/mute`.
+    /// - Remark: Generated from `#/paths//v1/conversations/{id}/mute/put(muteConversation)`.
+    public func muteConversation(
+        path: Operations.MuteConversation.Input.Path,
+        headers: Operations.MuteConversation.Input.Headers = .init(),
+        body: Operations.MuteConversation.Input.Body
+    ) async throws -> Operations.MuteConversation.Output {
+        try await muteConversation(Operations.MuteConversation.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
     /// Moves the caller's read mark to a seq (chat.read); answers what is still unread.
     ///
     /// - Remark: HTTP `POST /v1/conversations/{id}/read`.
@@ -613,6 +662,48 @@ extension APIProtocol {
     ) async throws -> Operations.LatestMail.Output {
         try await latestMail(Operations.LatestMail.Input(
             query: query,
+            headers: headers
+        ))
+    }
+    /// The caller's devices, most recently registered first (chat.devices).
+    ///
+    /// - Remark: HTTP `GET /v1/devices`.
+    /// - Remark: Generated from `#/paths//v1/devices/get(listDevices)`.
+    public func listDevices(headers: Operations.ListDevices.Input.Headers = .init()) async throws -> Operations.ListDevices.Output {
+        try await listDevices(Operations.ListDevices.Input(headers: headers))
+    }
+    /// Registers the caller's device for pushes (chat.devices.register)
+    ///
+    /// An iOS app sends its APNs device token (hex) with its environment and bundle id; a browser its
+    /// PushSubscription as toJSON() gives it. The device belongs to the caller's session: signing that
+    /// session out, or deleting the account, forgets it. Registering a device again updates it (same id);
+    /// a token another user registered moves to the caller. A user has at most 10 devices: an 11th
+    /// forgets the one least recently registered. Without `lang`, the request's Accept-Language is used.
+    /// A subscription's endpoint must be at a push service the server sends to (HEREABOUTS_WEBPUSH_HOSTS:
+    /// by default the browsers' own).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/devices`.
+    /// - Remark: Generated from `#/paths//v1/devices/post(registerDevice)`.
+    public func registerDevice(
+        headers: Operations.RegisterDevice.Input.Headers = .init(),
+        body: Operations.RegisterDevice.Input.Body
+    ) async throws -> Operations.RegisterDevice.Output {
+        try await registerDevice(Operations.RegisterDevice.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Forgets one of the caller's devices (chat.devices.delete); 404 for one that is not theirs.
+    ///
+    /// - Remark: HTTP `DELETE /v1/devices/{id}`.
+    /// - Remark: Generated from `#/paths//v1/devices/{id}/delete(deleteDevice)`.
+    public func deleteDevice(
+        path: Operations.DeleteDevice.Input.Path,
+        headers: Operations.DeleteDevice.Input.Headers = .init()
+    ) async throws -> Operations.DeleteDevice.Output {
+        try await deleteDevice(Operations.DeleteDevice.Input(
+            path: path,
             headers: headers
         ))
     }
@@ -996,6 +1087,13 @@ extension APIProtocol {
             headers: headers,
             body: body
         ))
+    }
+    /// The server's VAPID public key (chat.push.vapidKey), for pushManager.subscribe's applicationServerKey.
+    ///
+    /// - Remark: HTTP `GET /v1/push/vapid-key`.
+    /// - Remark: Generated from `#/paths//v1/push/vapid-key/get(vapidKey)`.
+    public func vapidKey(headers: Operations.VapidKey.Input.Headers = .init()) async throws -> Operations.VapidKey.Output {
+        try await vapidKey(Operations.VapidKey.Input(headers: headers))
     }
     /// Posts within a radius of a point or a named place that match the words of q (geo.search), exact and paged.
     ///

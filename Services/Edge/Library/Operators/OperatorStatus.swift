@@ -26,6 +26,8 @@ struct OperatorStatus: Codable, Sendable {
         var feeds: [FeedReadiness]?
         /// The mail it sends (auth): waiting, given up, the last failure.
         var mail: MailQueueStatus?
+        /// The pushes it sends (chat): waiting, delivered, given up, devices forgotten.
+        var push: PushQueueStatus?
     }
 
     /// The edge itself.
@@ -119,7 +121,8 @@ struct OperatorRoutes: Sendable {
         return OperatorStatus.Service(
             service: name, answering: true, version: health.version, uptimeSeconds: health.uptimeSeconds,
             roundTripMs: Double(roundTrip.components.attoseconds) / 1e15 + Double(roundTrip.components.seconds) * 1000,
-            memory: health.memory, storage: health.storage, ready: ready?.ready, feeds: ready?.feeds, mail: health.mail)
+            memory: health.memory, storage: health.storage, ready: ready?.ready, feeds: ready?.feeds, mail: health.mail,
+            push: health.push)
     }
 }
 
