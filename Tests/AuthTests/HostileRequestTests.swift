@@ -164,6 +164,8 @@ private let bodyCases: [HostileCase] = [
     }, expected: "invalid_argument username"),
     HostileCase(name: "SQL text in ids", frames: { _ in [request("auth.users.get", body: #"{"ids":["1 OR 1=1"]}"#)] },
                 expected: "invalid_argument ids[0]"),
+    HostileCase(name: "SQL text in session ids", frames: { _ in [request("auth.sessions.ended", body: #"{"sessionIds":["x' OR 1=1"]}"#)] },
+                expected: "invalid_argument sessionIds[0]"),
     HostileCase(name: "a link token with a quote", frames: { _ in [request("auth.email.verify", body: #"{"token":"abcdefghijklmnop'--"}"#)] },
                 expected: "invalid_argument token"),
     HostileCase(name: "a link token of 10,000 characters", frames: { _ in

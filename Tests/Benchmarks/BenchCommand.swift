@@ -47,6 +47,9 @@ struct All: ParsableCommand {
             ("messaging", {
                 try MessagingBenchmark(seconds: seconds, directory: directory.appendingPathComponent("messaging"), report: report).run()
             }),
+            ("push", {
+                try PushBenchmark(seconds: seconds, directory: directory.appendingPathComponent("push"), report: report).run()
+            }),
             ("fairness", {
                 try FairnessBenchmark(seconds: max(seconds, 10), directory: directory.appendingPathComponent("fairness"), report: report).run()
             }),

@@ -4,7 +4,8 @@ live stack (`here up --demo`) started for the run.
 What a person trying Hereabouts does, on a desktop's screen and a phone's: sign in,
 search "burger" near Utrecht and see the pin and the row with its open status, open
 the post and save it, post a bike with a photo and see it appear in a search left
-open (no reload), send a chat message and see it arrive in a second browser, switch
+open (no reload), send a chat message and see it arrive in a second browser, let that
+browser notify of messages (Web Push through the stack's push stand-in), switch
 to German (labels and data), and visit every page; confirm a new account's address
 from the link it was mailed, and get back in with a forgotten password's link (the
 stack mails a real SMTP server the test runs); an operator sees the stack's state. Any error in a browser's console, on any page, fails the run.
@@ -14,6 +15,7 @@ stack mails a real SMTP server the test runs); an operator sees the stack's stat
 With --screenshots, the main pages at phone and desktop sizes are saved there.
 """
 import argparse
+import json
 import email
 import email.policy
 import glob
@@ -89,6 +91,24 @@ class Stack:
             environment["HEREABOUTS_SMTP_URL"] = f"smtp://127.0.0.1:{relay_port}?starttls=off"
         else:
             environment.pop("HEREABOUTS_SMTP_URL", None)
+        self.push = None
+        if relay:
+            # A Web Push service stand-in (HTTP/2 over TLS; the tests' own script) that checks
+            # each push's VAPID token and decrypts it; what it takes is kept in push_dir.
+            self.push_dir = os.path.join(self.directory, "push")
+            os.makedirs(self.push_dir)
+            cert, key = os.path.join(self.push_dir, "cert.pem"), os.path.join(self.push_dir, "key.pem")
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+                            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"], check=True, capture_output=True)
+            self.push_port = free_port()
+            script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Shared", "ServiceKitTesting", "push_server.py")
+            self.push = subprocess.Popen(["/usr/bin/python3", script, "--port", str(self.push_port), "--dir", os.path.join(self.push_dir, "kept"),
+                                          "--cert", cert, "--key", key], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            ready = self.push.stdout.readline().split()
+            if len(ready) != 3 or ready[0] != "READY":
+                raise SystemExit("the push stand-in did not start (python3-h2, python3-cryptography)")
+            self.push_keys = {"p256dh": ready[1], "auth": ready[2]}
+            environment.update(HEREABOUTS_PUSH_CA_FILE=cert, HEREABOUTS_WEBPUSH_HOSTS="localhost")
         environment.update(HEREABOUTS_BIN_DIR=bin_dir, HEREABOUTS_LOG_LEVEL="warning",
                            XDG_CONFIG_HOME=os.path.join(self.directory, "config"),
                            HEREABOUTS_EDGE_RATE_LIMIT="0", HEREABOUTS_EDGE_SERVICE_TIMEOUT="60")
@@ -122,10 +142,19 @@ class Stack:
     def url(self):
         return f"http://127.0.0.1:{self.port}"
 
+    def pushes(self):
+        """The pushes the stand-in took, decrypted."""
+        try:
+            with open(os.path.join(self.push_dir, "kept", "pushes.jsonl")) as f:
+                return [json.loads(line) for line in f if line.strip()]
+        except FileNotFoundError:
+            return []
+
     def stop(self):
-        if self.relay and self.relay.poll() is None:
-            self.relay.stdin.close()
-            self.relay.wait(10)
+        for server in (self.relay, self.push):
+            if server and server.poll() is None:
+                server.stdin.close()
+                server.wait(10)
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             try:
@@ -213,7 +242,8 @@ def check(name, condition, detail=""):
     print(f"  ok  {name}")
 
 
-def flows(browser, size_name, size, screenshots, mail_dir):
+def flows(browser, size_name, size, screenshots, stack):
+    mail_dir = stack.mail_dir
     """The whole walk on one screen size."""
     def shot(page, name):
         if screenshots:
@@ -307,6 +337,36 @@ def flows(browser, size_name, size, screenshots, mail_dir):
     expect(bob.locator(".messages li", has_text=f"Twelve o'clock at the harbour ({size_name})")).to_have_count(1)
     check("a message arrived in the second browser without a reload", bob.evaluate("window.stillThisPage === true"))
     shot(bob, "chat")
+
+    # Pushes: Bob lets this browser notify him. No browser push service is reachable here,
+    # so the browser's subscribe() hands over one at the stack's push stand-in (with its keys);
+    # the console registers it, and Ann's next message reaches the stand-in as a Web Push it
+    # decrypts with those keys, signed with the VAPID key the console subscribed with.
+    endpoint = f"https://localhost:{stack.push_port}/push/bob-{size_name}"
+    bob_context.grant_permissions(["notifications"])
+    bob_context.add_init_script("""(() => {
+      const subscription = { endpoint: %s, options: {}, unsubscribe: async () => true,
+        toJSON() { return { endpoint: this.endpoint, expirationTime: null, keys: %s }; } };
+      let subscribed = null;
+      PushManager.prototype.subscribe = async function (options) { window.pushOptions = options; subscribed = subscription; return subscription; };
+      PushManager.prototype.getSubscription = async function () { return subscribed; };
+    })();""" % (json.dumps(endpoint), json.dumps(stack.push_keys)))
+    bob.goto("/#/chat")
+    bob.reload()
+    bob.get_by_role("button", name="Notify me in this browser").click()
+    expect(bob.locator("p.notify")).to_contain_text("New messages show in this browser as notifications")
+    vapid = bob.evaluate("fetch('/v1/push/vapid-key').then((r) => r.json()).then((k) => k.publicKey)")
+    sent_key = bob.evaluate("btoa(String.fromCharCode(...window.pushOptions.applicationServerKey)).replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '')")
+    check("the console subscribed with the server's VAPID key", sent_key == vapid, f"{sent_key} != {vapid}")
+    check("the service worker is registered", bob.evaluate("navigator.serviceWorker.getRegistration('/console/').then((r) => Boolean(r && r.active))"))
+    ann.get_by_label("Message", exact=True).fill(f"Bring a torch ({size_name})")
+    ann.get_by_role("button", name="Send", exact=True).click()
+    deadline = time.time() + 30
+    while time.time() < deadline and not any(p.get("name") == f"bob-{size_name}" for p in stack.pushes()):
+        time.sleep(0.2)
+    pushed = [p for p in stack.pushes() if p.get("name") == f"bob-{size_name}"]
+    check("Ann's message reached Bob's browser as a Web Push", len(pushed) == 1 and pushed[0]["payload"]["body"] == f"Bring a torch ({size_name})"
+          and pushed[0]["payload"]["title"] == "Ann" and pushed[0]["vapid"]["k"] == vapid, json.dumps(pushed))
     bob_context.close()
 
     # The other pages, each drawn without an error.
@@ -469,7 +529,7 @@ def main():
             browser = Browser(playwright, stack.url)
             try:
                 for size_name, size in (("desktop", DESKTOP), ("phone", PHONE)):
-                    flows(browser, size_name, size, arguments.screenshots, stack.mail_dir)
+                    flows(browser, size_name, size, arguments.screenshots, stack)
                 development_mail(browser, os.path.abspath(arguments.bin))
             except Exception:
                 print("\n".join(browser.errors), file=sys.stderr)

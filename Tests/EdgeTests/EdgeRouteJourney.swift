@@ -150,7 +150,7 @@ struct Journey {
         #expect(near.status == 200)
     }
 
-    /// Favourites, messages, blocks.
+    /// Favourites, messages, blocks, mutes, push devices.
     private func social(ann: User, bob: User, post: String) async throws {
         try await expectStatus(200, http.call(.put, "/v1/favourites/\(post)", token: bob.token))
         let saved = try await http.call(.get, "/v1/favourites?expand=posts", token: bob.token)
@@ -171,6 +171,22 @@ struct Journey {
         let blocked = try await http.call(.post, "/v1/messages", token: bob.token, json: ["to": .string(ann.id), "text": "Hello?"])
         #expect(blocked.status == 403, "\(blocked)")
         try await expectStatus(204, http.call(.delete, "/v1/blocks/\(bob.id)", token: ann.token))
+
+        let muted = try await http.call(.put, "/v1/conversations/\(conversation)/mute", token: ann.token, json: ["muted": .bool(true)])
+        #expect(muted.status == 200 && muted.object["muted"] == .bool(true), "\(muted)")
+        let vapid = try await http.call(.get, "/v1/push/vapid-key")
+        #expect(vapid.status == 200 && vapid.string("publicKey").count == 87, "\(vapid)")
+        let token = String(repeating: "ab", count: 32)
+        let device = try await http.call(.post, "/v1/devices", token: ann.token,
+                                         json: ["platform": "apns", "token": .string(token), "environment": "sandbox", "topic": "org.example.app"])
+        try #require(device.status == 201 && device.string("device", "token") == token, "\(device)")
+        let badToken = try await http.call(.post, "/v1/devices", token: ann.token, json: ["platform": "apns", "token": "not hex", "topic": "a.b"])
+        #expect(badToken.status == 422 && badToken.object["field"] == .string("token"), "\(badToken)")
+        let devices = try await http.call(.get, "/v1/devices", token: ann.token)
+        #expect(devices.status == 200 && devices.object["devices"]?.arrayValue?.count == 1, "\(devices)")
+        let id = device.string("device", "id")
+        try await expectStatus(204, http.call(.delete, "/v1/devices/\(id)", token: ann.token))
+        try await expectStatus(404, http.call(.delete, "/v1/devices/\(id)", token: ann.token))
     }
 
     /// A trip, shared and left, and its calendar.

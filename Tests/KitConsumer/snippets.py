@@ -14,7 +14,7 @@ import pathlib
 import re
 import sys
 
-APPLE_ONLY = {"CoreLocation", "MapKit", "UIKit", "SwiftUI", "AppKit"}
+APPLE_ONLY = {"CoreLocation", "MapKit", "UIKit", "SwiftUI", "AppKit", "UserNotifications"}
 FILE_SCOPE = re.compile(r"^(import |func |final class |class |struct |enum |extension |let |var |@MainActor)")
 
 

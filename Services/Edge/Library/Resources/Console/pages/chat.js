@@ -7,6 +7,7 @@ import { api, current } from "../session.js";
 import { on } from "../events.js";
 import { dateTime } from "../format.js";
 import { say, explain, attempt } from "../notice.js";
+import { pushSupported, pushEnabled, enablePush } from "../push.js";
 
 const names = new Map();
 
@@ -21,6 +22,25 @@ async function nameUsers(ids) {
 
 const nameOf = (id) => (id === current()?.user.id ? t("chat.you") : names.get(id) ?? t("chat.someone"));
 
+/** "Notify me in this browser", or what is on: pushes while no console page is open. */
+async function notifications() {
+  const line = h("p", { class: "notify" });
+  const enabled = await pushEnabled().catch(() => false);
+  if (enabled) {
+    line.append(t("chat.notifyOn"));
+    return line;
+  }
+  const button = h("button", { type: "button" }, t("chat.notify"));
+  button.addEventListener("click", () => attempt(async () => {
+    const answer = await enablePush().catch((error) => {
+      throw error?.status ? error : new Error(t("chat.notifyFailed"));
+    });
+    fill(line, answer === "granted" ? t("chat.notifyOn") : t("chat.notifyDenied"));
+  }));
+  line.append(button);
+  return line;
+}
+
 export async function render(main, [conversationId], query) {
   main.append(h("h2", {}, t("page.chat")));
   const session = current();
@@ -28,6 +48,7 @@ export async function render(main, [conversationId], query) {
     main.append(h("p", {}, t("chat.signInFirst")));
     return;
   }
+  if (pushSupported()) main.append(await notifications());
   const conversations = h("ul", { class: "conversations", "aria-label": t("chat.conversations") });
   const pane = h("section", { class: "conversation", "aria-label": t("chat.conversation") });
   main.append(h("div", { class: "chat" }, h("nav", { "aria-label": t("chat.conversations") }, conversations), pane));

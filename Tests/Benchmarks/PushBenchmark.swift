@@ -1,0 +1,236 @@
+import Contracts
+import Dispatch
+import Foundation
+import ServiceClient
+import ServiceKit
+import Synchronization
+import Wire
+
+/// The push issue's figures: chat pushing to 10,000 registered APNs devices, the
+/// send → push latency at 1,000 messages/s, and the send rate with pushes on and off.
+/// The push service is nginx over HTTP/2 and TLS answering 200 to every POST and
+/// logging each push's arrival and collapse id: a sink faster than chat, so chat is
+/// what is measured (the tests check what a push holds against a stand-in that verifies it).
+struct PushBenchmark {
+    var seconds: Double
+    var directory: URL
+    var report: BenchmarkReport
+
+    static let recipients = 1_000
+    static let devicesEach = 10
+
+    func run() throws -> String {
+        let sink = try PushSink(directory: directory.appendingPathComponent("sink"))
+        defer { sink.stop() }
+        let stack = try BenchStack(directory: directory, services: ["auth", "chat"], environment: [
+            "HEREABOUTS_AUTH_ACCOUNTS_PER_ADDRESS": "0",
+            "HEREABOUTS_APNS_KEY_FILE": sink.apnsKey.path, "HEREABOUTS_APNS_KEY_ID": "BENCHKEY01", "HEREABOUTS_APNS_TEAM_ID": "BENCHTEAM1",
+            "HEREABOUTS_APNS_URL": "https://localhost:\(sink.port)", "HEREABOUTS_PUSH_CA_FILE": sink.certificate.path,
+        ])
+        defer { stack.stop() }
+        let auth = ServiceClient(service: "auth", endpoint: stack.endpoint("auth"), timeout: 60, tries: 1)
+        defer { auth.close() }
+        let chat = ServiceClient(service: "chat", endpoint: stack.endpoint("chat"), timeout: 60, tries: 1)
+        defer { chat.close() }
+        let senders = try (0..<4).map { index in
+            let session = try auth.call(AuthAPI.register, RegisterRequest(email: "sender\(index)@example.org", password: "bench password",
+                                                                           displayName: "Sender \(index)"))
+            return (token: session.accessToken, id: session.user.id)
+        }
+        // Recipients are anonymous users (no password hash to make), as many as the runs need.
+        func recipients(_ count: Int, devices: Int, prefix: Int) throws -> [String] {
+            try (0..<count).map { index in
+                let session = try auth.call(AuthAPI.anonymous, Empty())
+                for device in 0..<devices {
+                    _ = try chat.call(ChatAPI.devicesRegister, DeviceRegisterRequest(
+                        platform: .apns, token: String(format: "%02x%06x%02x", prefix, index, device) + String(repeating: "0", count: 54),
+                        environment: "production", topic: "org.example.bench"), token: session.accessToken)
+                }
+                return session.user.id
+            }
+        }
+        for _ in 0..<300 where (try? chat.call(ChatAPI.send, SendMessageRequest(to: senders[1].id, text: "warm-up"), token: senders[0].token)) == nil {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+
+        let chatEndpoint = stack.endpoint("chat")
+        // 1. Fan-out: one message to each of 1,000 recipients with 10 devices each.
+        let fanOut = try recipients(Self.recipients, devices: Self.devicesEach, prefix: 1)
+        let before = sink.arrivals().count
+        let started = Date().timeIntervalSince1970
+        DispatchQueue.concurrentPerform(iterations: 4) { client in
+            let sender = ServiceClient(service: "chat", endpoint: chatEndpoint, timeout: 60, tries: 1)
+            defer { sender.close() }
+            for index in stride(from: client, to: fanOut.count, by: 4) {
+                _ = try? sender.call(ChatAPI.send, SendMessageRequest(to: fanOut[index], text: "Dive at \(index)?"), token: senders[client].token)
+            }
+        }
+        let sendsDone = Date().timeIntervalSince1970
+        let expected = Self.recipients * Self.devicesEach
+        let deadline = Date().addingTimeInterval(300)
+        while sink.arrivals().count - before < expected && Date() < deadline { Thread.sleep(forTimeInterval: 0.2) }
+        let fanArrivals = sink.arrivals().dropFirst(before)
+        let lastArrival = fanArrivals.map(\.at).max() ?? .nan
+        let pushRate = Double(fanArrivals.count) / (lastArrival - started)
+
+        // 2. Latency: 1,000 messages/s for the measured seconds, each to a recipient with one device.
+        let single = try recipients(1_000, devices: 1, prefix: 2)
+        let sentAt = Mutex<[String: Double]>([:])
+        let perSender = 250.0
+        DispatchQueue.concurrentPerform(iterations: 4) { client in
+            let sender = ServiceClient(service: "chat", endpoint: chatEndpoint, timeout: 10, tries: 1)
+            defer { sender.close() }
+            let start = DispatchTime.now().uptimeNanoseconds
+            for n in 0..<Int(perSender * seconds) {
+                let due = start + UInt64(Double(n) / perSender * 1e9)
+                let now = DispatchTime.now().uptimeNanoseconds
+                if due > now { usleep(UInt32((due - now) / 1000)) }
+                let at = Date().timeIntervalSince1970
+                if let message = try? sender.call(ChatAPI.send, SendMessageRequest(to: single[(n * 4 + client) % single.count], text: "t\(n)"),
+                                                  token: senders[client].token).message {
+                    sentAt.withLock { $0[message.id] = at }
+                }
+            }
+        }
+        let sent = sentAt.withLock { $0 }
+        let latencyDeadline = Date().addingTimeInterval(120)
+        var latencies: [Double] = []
+        while Date() < latencyDeadline {
+            latencies = sink.arrivals().compactMap { arrival in sent[arrival.collapseId].map { (arrival.at - $0) * 1000 } }
+            if latencies.count >= sent.count { break }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        latencies.sort()
+        func percentile(_ p: Double) -> Double {
+            latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int((Double(latencies.count) * p).rounded(.up)) - 1)]
+        }
+
+        // 3. The send rate with a push per message, and with none (recipients without devices), alternating.
+        let withDevice = Array(single.prefix(4)), without = try recipients(4, devices: 0, prefix: 3)
+        let tokens = senders.map(\.token)
+        let ok = Data(#""ok":true"#.utf8)
+        var on: [Double] = [], off: [Double] = [], rows = ""
+        for round in 0..<3 {
+            for (pushes, targets) in [(true, withDevice), (false, without)] {
+                let result = LoadGenerator.run(endpoint: stack.endpoint("chat"), clients: 4, seconds: seconds, request: { client, sequence in
+                    let body = JSONObject([("to", .string(targets[client])), ("text", .string("Rate \(sequence)"))])
+                    return [RequestEnvelope.encode(id: "r\(round)-\(pushes)-\(client)-\(sequence)", op: ChatAPI.send.name,
+                                                   token: tokens[client], body: .object(body))]
+                }, check: { $0.range(of: ok) != nil })
+                (pushes ? { on.append(result.rate) } : { off.append(result.rate) })()
+                rows += "| \(round + 1) | \(pushes ? "a push each" : "no push") | \(format(result.rate)) | \(format(result.percentile(0.5), 2)) | \(format(result.percentile(0.99), 2)) | \(result.errors) |\n"
+            }
+        }
+        let ratio = Statistics.median(on) / Statistics.median(off)
+        let health = try chat.call(ChatAPI.health, Empty()).push
+        let log = try report.record("push", columns: ["pushes/s to 10k devices", "send→push p99 ms", "send rate on/off"],
+                                    values: [pushRate, percentile(0.99), ratio], digits: 2)
+        return """
+        ## Pushes
+
+        \(Machine.measured(with: "`make bench`"))
+        `auth-service` and `chat-service` as separate processes, rate limits off; APNs is nginx (\(NginxPeer.version), one
+        worker) over HTTP/2 and TLS on loopback, answering 200 to every push and logging its arrival time and
+        `apns-collapse-id`. Chat sends with its defaults: one HTTP/2 connection, 64 pushes in flight, batches of 500.
+
+        **Fan-out.** \(Self.recipients) anonymous recipients with \(Self.devicesEach) APNs devices each (\(expected) devices); 4 senders
+        send one message to each recipient as fast as chat acknowledges (\(format(sendsDone - started, 2)) s). Pushes arrived:
+        \(fanArrivals.count) of \(expected), the last \(format(lastArrival - started, 2)) s after the first send:
+        **\(format(pushRate)) pushes/s**. Chat's health after the run: sent \(health?.sent ?? 0), failed \(health?.failed ?? 0),
+        pending \(health?.pending ?? 0).
+
+        **Latency.** 4 senders paced to 1,000 messages/s in all for \(format(seconds)) s, each message to one of 1,000
+        recipients with one device; from just before the send to the push's arrival at nginx (wall clock, one machine):
+        \(latencies.count) of \(sent.count) arrived; p50 \(format(percentile(0.5), 2)) ms, p99 **\(format(percentile(0.99), 2)) ms**,
+        max \(format(latencies.last ?? .nan, 2)) ms.
+
+        **Send rate with pushes.** `chat.send` from 4 closed-loop clients, \(format(seconds)) s per run, alternating: each
+        message to a recipient with one device (a push queued in the send's transaction and delivered beside the sends) or
+        to one with none.
+
+        | round | what | req/s | p50 ms | p99 ms | errors |
+        |---|---|---|---|---|---|
+        \(rows)
+        This run's medians: with pushes \(format(Statistics.median(on))), without \(format(Statistics.median(off))): **\(format(ratio * 100, 1)) %**
+        (target ≥ 90 %: \(ratio >= 0.9 ? "met" : "not met")). Over every run of this build: pushes/s \(log.headline(0, unit: "", digits: 0)),
+        p99 \(log.headline(1, unit: " ms", digits: 2)), ratio \(log.headline(2, unit: "", digits: 2)).
+        """
+    }
+}
+
+/// nginx over HTTP/2 and TLS on loopback standing in for APNs: 200 to every POST, each
+/// arrival logged with its time (epoch seconds, ms precision) and `apns-collapse-id`.
+final class PushSink {
+    let port: UInt16
+    let certificate: URL
+    let apnsKey: URL
+    private let log: URL
+    private let process = Process()
+
+    struct Arrival {
+        var at: Double
+        var collapseId: String
+    }
+
+    init(directory root: URL) throws {
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        port = try Peers.freePort()
+        certificate = root.appendingPathComponent("cert.pem")
+        apnsKey = root.appendingPathComponent("AuthKey_BENCHKEY01.p8")
+        log = root.appendingPathComponent("pushes.log")
+        let key = root.appendingPathComponent("key.pem")
+        _ = try Peers.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.path, "-out", certificate.path,
+                                               "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"])
+        _ = try Peers.run("/usr/bin/openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", apnsKey.path])
+        let configuration = """
+            daemon off;
+            master_process off;
+            worker_processes 1;
+            error_log \(root.path)/error.log;
+            pid \(root.path)/nginx.pid;
+            events { worker_connections 1024; }
+            http {
+              log_format push '$msec $http_apns_collapse_id';
+              access_log \(log.path) push;
+              client_body_temp_path \(root.path)/body;
+              proxy_temp_path \(root.path)/proxy;
+              fastcgi_temp_path \(root.path)/fastcgi;
+              uwsgi_temp_path \(root.path)/uwsgi;
+              scgi_temp_path \(root.path)/scgi;
+              keepalive_requests 100000000;
+              http2_max_concurrent_streams 1000;
+              server {
+                listen 127.0.0.1:\(port) ssl http2;
+                ssl_certificate \(certificate.path);
+                ssl_certificate_key \(key.path);
+                location / { return 200; }
+              }
+            }
+            """
+        let file = root.appendingPathComponent("nginx.conf")
+        try configuration.write(to: file, atomically: true, encoding: .utf8)
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        process.arguments = ["-c", file.path, "-p", root.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 0.5)
+        guard process.isRunning else { throw PeerError("nginx did not start: see \(root.path)/error.log") }
+    }
+
+    func arrivals() -> [Arrival] {
+        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let at = Double(parts[0]) else { return nil }
+            return Arrival(at: at, collapseId: String(parts[1]))
+        }
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+}
