@@ -267,6 +267,8 @@ let package = Package(
             dependencies: [
                 "ServiceKit", "ServiceClient", "Contracts", "Wire", "Push",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

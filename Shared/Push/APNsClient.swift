@@ -1,5 +1,7 @@
+import AsyncHTTPClient
 import Crypto
 import Foundation
+import NIOCore
 import Synchronization
 
 /// The team's token-signing key for APNs (a `.p8` file from Apple's developer site),
@@ -76,39 +78,44 @@ public final class APNsClient: Sendable {
         return try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
     }
 
-    /// Sends one alert to one device. Never throws: every way it can end is an outcome.
+    /// Sends one alert to one device. Never fails: every way it can end is an outcome.
     public func send(_ notification: PushNotification, to deviceToken: String, environment: APNsEnvironment, topic: String,
-                     expiration: Date) async -> PushOutcome {
+                     expiration: Date) -> EventLoopFuture<PushOutcome> {
+        let url = "\(urls[environment] ?? Self.productionURL)/3/device/\(deviceToken)"
         do {
             let body = try Self.payload(notification)
-            var renew = false
-            // A second try only when Apple called the token expired or invalid.
-            for _ in 0..<2 {
-                var headers = [("authorization", "bearer \(try providerToken(renew: renew))"), ("apns-topic", topic),
-                               ("apns-push-type", "alert"), ("apns-priority", "10"),
-                               ("apns-expiration", String(Int(expiration.timeIntervalSince1970))),
-                               ("content-type", "application/json")]
-                if let collapse = notification.collapseId { headers.append(("apns-collapse-id", String(collapse.prefix(64)))) }
-                let answer = try await http.post("\(urls[environment] ?? Self.productionURL)/3/device/\(deviceToken)",
-                                                 headers: headers, body: body)
-                let reason = Self.reason(answer.body)
-                switch answer.status {
-                case 200: return .delivered
-                case 410: return .gone("APNs 410 \(reason ?? "Unregistered")")
-                case 400 where reason == "BadDeviceToken" || reason == "DeviceTokenNotForTopic":
-                    return .gone("APNs 400 \(reason ?? "")")
-                case 403 where reason == "ExpiredProviderToken" || reason == "InvalidProviderToken":
-                    renew = true
-                    continue
-                default:
-                    if let transient = answer.transientFailure { return transient }
-                    return .failed("APNs \(answer.status) \(reason ?? "")")
-                }
-            }
-            return .retry("APNs refused a freshly signed provider token", after: nil)
+            var headers = [("apns-topic", topic), ("apns-push-type", "alert"), ("apns-priority", "10"),
+                           ("apns-expiration", String(Int(expiration.timeIntervalSince1970))), ("content-type", "application/json")]
+            if let collapse = notification.collapseId { headers.append(("apns-collapse-id", String(collapse.prefix(64)))) }
+            return attempt(url, headers: headers, body: body, renew: false)
         } catch {
-            return .retry("APNs: \(error)", after: nil)
+            return HTTPClient.defaultEventLoopGroup.next().makeSucceededFuture(.failed("APNs: \(error)"))
         }
+    }
+
+    /// One POST; a second, with a freshly signed token, only when Apple called the token expired or invalid.
+    private func attempt(_ url: String, headers: [(String, String)], body: Data, renew: Bool) -> EventLoopFuture<PushOutcome> {
+        let token: String
+        do {
+            token = try providerToken(renew: renew)
+        } catch {
+            return HTTPClient.defaultEventLoopGroup.next().makeSucceededFuture(.failed("APNs: cannot sign a provider token: \(error)"))
+        }
+        let posted = http.post(url, headers: [("authorization", "bearer \(token)")] + headers, body: body)
+        return posted.flatMap { answer in
+            let reason = Self.reason(answer.body)
+            switch answer.status {
+            case 200: return posted.eventLoop.makeSucceededFuture(.delivered)
+            case 410: return posted.eventLoop.makeSucceededFuture(.gone("APNs 410 \(reason ?? "Unregistered")"))
+            case 400 where reason == "BadDeviceToken" || reason == "DeviceTokenNotForTopic":
+                return posted.eventLoop.makeSucceededFuture(.gone("APNs 400 \(reason ?? "")"))
+            case 403 where reason == "ExpiredProviderToken" || reason == "InvalidProviderToken":
+                return renew ? posted.eventLoop.makeSucceededFuture(.retry("APNs refused a freshly signed provider token", after: nil))
+                    : self.attempt(url, headers: headers, body: body, renew: true)
+            default:
+                return posted.eventLoop.makeSucceededFuture(answer.transientFailure ?? .failed("APNs \(answer.status) \(reason ?? "")"))
+            }
+        }.recover { error in .retry("APNs: \(error)", after: nil) }
     }
 
     /// The `reason` of APNs' error body (`{"reason":"BadDeviceToken"}`).

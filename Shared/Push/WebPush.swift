@@ -1,5 +1,7 @@
+import AsyncHTTPClient
 import Crypto
 import Foundation
+import NIOCore
 import Synchronization
 
 /// A browser's push subscription, as `PushManager.subscribe()` hands it over.
@@ -110,10 +112,14 @@ public final class WebPushClient: Sendable {
         return value
     }
 
-    /// Sends one notification to one subscription; never throws.
-    public func send(_ notification: PushNotification, to subscription: WebPushSubscription, timeToLive: TimeInterval) async -> PushOutcome {
+    /// Sends one notification to one subscription; never fails.
+    public func send(_ notification: PushNotification, to subscription: WebPushSubscription,
+                     timeToLive: TimeInterval) -> EventLoopFuture<PushOutcome> {
+        let loop = HTTPClient.defaultEventLoopGroup.next()
         do {
-            guard let audience = Self.audience(of: subscription.endpoint) else { return .gone("the endpoint is not a URL") }
+            guard let audience = Self.audience(of: subscription.endpoint) else {
+                return loop.makeSucceededFuture(.gone("the endpoint is not a URL"))
+            }
             let body = try WebPushEncryption.encrypt(try Self.payload(notification), for: subscription)
             var headers = [("authorization", "vapid t=\(try token(audience: audience)), k=\(vapid.publicKey)"),
                            ("content-encoding", "aes128gcm"), ("content-type", "application/octet-stream"),
@@ -123,16 +129,15 @@ public final class WebPushClient: Sendable {
                topic.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) {
                 headers.append(("topic", topic))
             }
-            let answer = try await http.post(subscription.endpoint, headers: headers, body: body)
-            switch answer.status {
-            case 200...299: return .delivered
-            case 404, 410: return .gone("Web Push \(answer.status)")
-            default:
-                if let transient = answer.transientFailure { return transient }
-                return .failed("Web Push \(answer.status)\(answer.reasonSuffix)")
-            }
+            return http.post(subscription.endpoint, headers: headers, body: body).map { answer in
+                switch answer.status {
+                case 200...299: return .delivered
+                case 404, 410: return .gone("Web Push \(answer.status)")
+                default: return answer.transientFailure ?? .failed("Web Push \(answer.status)\(answer.reasonSuffix)")
+                }
+            }.recover { error in .retry("Web Push: \(error)", after: nil) }
         } catch {
-            return .retry("Web Push: \(error)", after: nil)
+            return loop.makeSucceededFuture(.failed("Web Push: \(error)"))
         }
     }
 }

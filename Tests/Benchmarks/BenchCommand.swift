@@ -21,7 +21,7 @@ struct All: ParsableCommand {
     @Option(help: "The directory gen_dataset.py wrote (posts.tsv, queries.tsv); without it the dataset figures are skipped.")
     var dataset: String?
 
-    @Option(help: "Which benchmarks to run: foundation, catalogue, messaging, fairness, edge, watches, backup, geo, replicas (all by default).")
+    @Option(help: "Which benchmarks to run: foundation, catalogue, messaging, push, fairness, edge, watches, backup, geo, replicas (all by default).")
     var only: [String] = []
 
     @Option(help: "WebSockets the edge benchmark opens.")

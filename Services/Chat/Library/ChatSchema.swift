@@ -63,6 +63,12 @@ enum ChatSchema {
             try db.execute(sql: """
                 ALTER TABLE chat_user ADD COLUMN display_name TEXT;
                 ALTER TABLE member ADD COLUMN muted INTEGER NOT NULL DEFAULT 0;
+                -- Messages from others after read_seq, kept as they arrive and are read:
+                -- a push's badge sums them without counting messages on every send.
+                ALTER TABLE member ADD COLUMN unread INTEGER NOT NULL DEFAULT 0;
+                UPDATE member SET unread = (
+                    SELECT count(*) FROM message m
+                    WHERE m.conversation_id = member.conversation_id AND m.seq > member.read_seq AND m.sender_id != member.user_id);
                 -- address: the APNs device token or the Web Push endpoint. session_id: the
                 -- session that registered it; the device goes when the session ends.
                 CREATE TABLE device (

@@ -68,6 +68,8 @@ struct ChatStore: Sendable {
             INSERT INTO message (conversation_id, seq, id, sender_id, text, sent_at) VALUES (?, ?, ?, ?, ?, ?)
             """)
         try insert.execute(arguments: [conversation, seq, id, sender, text, instant.timeIntervalSince1970])
+        try db.cachedStatement(sql: "UPDATE member SET unread = unread + 1 WHERE conversation_id = ? AND user_id = ?")
+            .execute(arguments: [conversation, peer])
         let message = ChatMessage(id: id, conversationId: conversation, seq: seq, senderId: sender, text: text, sentAt: instant)
         try enqueuePushes(of: message, to: peer, at: instant, in: db)
         return Sent(message: message, members: [sender, peer])
@@ -143,20 +145,20 @@ struct ChatStore: Sendable {
     func conversations(of userId: String, limit: Int, before: Int64?) throws -> ConversationPage {
         try database.pool.read { db in
             let rows = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT c.id, c.user_a, c.user_b, c.last_seq, c.activity, m.read_seq, m.muted
+                SELECT c.id, c.user_a, c.user_b, c.last_seq, c.activity, m.unread, m.muted
                 FROM member m JOIN conversation c ON c.id = m.conversation_id
                 WHERE m.user_id = ? AND c.activity < ? AND c.last_seq > 0
                 ORDER BY c.activity DESC LIMIT ?
                 """), arguments: [userId, before ?? .max, limit + 1])
             var conversations: [Conversation] = []
             for row in rows.prefix(limit) {
-                let id: String = row[0], a: String = row[1], b: String = row[2], lastSeq: Int64 = row[3], readSeq: Int64 = row[5]
+                let id: String = row[0], a: String = row[1], b: String = row[2], lastSeq: Int64 = row[3], unread: Int = row[5]
                 let peer = userId == a ? b : a
                 let deleted = try isKnown(peer, in: db) == .deleted
                 conversations.append(Conversation(
                     id: id, peerIds: [peer], deletedPeerIds: deleted ? [peer] : [],
                     lastMessage: try messages(in: id, where: "seq = ?", [lastSeq], descending: false, limit: 1, in: db).first,
-                    unread: try unread(in: id, for: userId, after: readSeq, in: db), muted: row[6]))
+                    unread: unread, muted: row[6]))
             }
             let next: Int64? = rows.count > limit ? rows[limit - 1][4] : nil
             return ConversationPage(conversations: conversations, nextBefore: next)
@@ -201,9 +203,10 @@ struct ChatStore: Sendable {
         let lastSeq = try db.cachedStatement(sql: "SELECT last_seq FROM conversation WHERE id = ?")
         let last = try Int64.fetchOne(lastSeq, arguments: [conversation]) ?? 0
         let mark = max(member.readSeq, min(seq, last))
-        let statement = try db.cachedStatement(sql: "UPDATE member SET read_seq = ? WHERE user_id = ? AND conversation_id = ?")
-        try statement.execute(arguments: [mark, userId, conversation])
-        return try unread(in: conversation, for: userId, after: mark, in: db)
+        let unread = try unread(in: conversation, for: userId, after: mark, in: db)
+        let statement = try db.cachedStatement(sql: "UPDATE member SET read_seq = ?, unread = ? WHERE user_id = ? AND conversation_id = ?")
+        try statement.execute(arguments: [mark, unread, userId, conversation])
+        return unread
     }
 
     // MARK: Blocks

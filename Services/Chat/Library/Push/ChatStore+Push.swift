@@ -49,11 +49,8 @@ extension ChatStore {
 
     /// Messages from others after the user's read marks, in all their conversations.
     func unreadTotal(of userId: String, in db: Database) throws -> Int {
-        try Int.fetchOne(db.cachedStatement(sql: """
-            SELECT coalesce(sum((SELECT count(*) FROM message m
-                                 WHERE m.conversation_id = mb.conversation_id AND m.seq > mb.read_seq AND m.sender_id != mb.user_id)), 0)
-            FROM member mb WHERE mb.user_id = ?
-            """), arguments: [userId]) ?? 0
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT coalesce(sum(unread), 0) FROM member WHERE user_id = ?"),
+                         arguments: [userId]) ?? 0
     }
 
     /// Drops the pushes still waiting from `sender` to `recipient`'s devices (a block).

@@ -1,7 +1,9 @@
 import Contracts
 import Crypto
 import Foundation
+import AsyncHTTPClient
 import Logging
+import NIOCore
 import Push
 import ServiceKit
 import Synchronization
@@ -77,10 +79,7 @@ final class PushSender: Sendable {
     /// Returns once the pushes under way have finished.
     func stop() {
         loop.withLock { $0 }?.stop()
-        let http = http
-        let done = DispatchSemaphore(value: 0)
-        Task { await http.shutdown(); done.signal() }
-        done.wait()
+        http.shutdown()
     }
 
     func wake() {
@@ -144,50 +143,55 @@ final class PushSender: Sendable {
         return ended
     }
 
-    /// Sends every push, `settings.concurrency` at a time, and waits for all of them.
+    /// Sends every push, at most `settings.concurrency` in flight, and waits for all of
+    /// them. This thread prepares each (payload, token, encryption); the connections'
+    /// event loops carry them and record the outcomes.
     private func deliver(_ pushes: [ChatStore.QueuedPush]) -> [(ChatStore.QueuedPush, PushOutcome)] {
         guard !pushes.isEmpty else { return [] }
         let results = Mutex<[(ChatStore.QueuedPush, PushOutcome)]>([])
-        let done = DispatchSemaphore(value: 0)
-        let width = settings.concurrency
-        Task { [self] in
-            await withTaskGroup(of: (ChatStore.QueuedPush, PushOutcome).self) { group in
-                var waiting = pushes.makeIterator()
-                for _ in 0..<width {
-                    guard let push = waiting.next() else { break }
-                    group.addTask { (push, await self.send(push)) }
+        let window = DispatchSemaphore(value: settings.concurrency)
+        let all = DispatchGroup()
+        for push in pushes {
+            window.wait()
+            all.enter()
+            send(push).whenComplete { result in
+                let outcome: PushOutcome
+                switch result {
+                case .success(let value): outcome = value
+                case .failure(let error): outcome = .retry("\(error)", after: nil)
                 }
-                for await result in group {
-                    results.withLock { $0.append(result) }
-                    if let push = waiting.next() { group.addTask { (push, await self.send(push)) } }
-                }
+                results.withLock { $0.append((push, outcome)) }
+                window.signal()
+                all.leave()
             }
-            done.signal()
         }
-        done.wait()
+        all.wait()
         return results.withLock { $0 }
     }
 
-    private func send(_ push: ChatStore.QueuedPush) async -> PushOutcome {
+    private func send(_ push: ChatStore.QueuedPush) -> EventLoopFuture<PushOutcome> {
+        let loop = HTTPClient.defaultEventLoopGroup.next()
         var notification = push.notification
         if notification.title.isEmpty { notification.title = PushWords.newMessage(lang: push.lang) }
         let expiry = push.createdAt.addingTimeInterval(Self.giveUpAfter)
         switch push.platform {
         case .apns:
-            guard let apns else { return .failed("APNs is not configured (HEREABOUTS_APNS_KEY_FILE, _KEY_ID, _TEAM_ID)") }
-            return await apns.send(notification, to: push.address,
+            guard let apns else {
+                return loop.makeSucceededFuture(.failed("APNs is not configured (HEREABOUTS_APNS_KEY_FILE, _KEY_ID, _TEAM_ID)"))
+            }
+            return apns.send(notification, to: push.address,
                                    environment: APNsEnvironment(rawValue: push.environment ?? "") ?? .production,
                                    topic: push.topic ?? "", expiration: expiry)
         case .webpush:
             guard settings.allowsEndpoint(push.address) else {
-                return .failed("the endpoint's host is not among HEREABOUTS_WEBPUSH_HOSTS")
+                return loop.makeSucceededFuture(.failed("the endpoint's host is not among HEREABOUTS_WEBPUSH_HOSTS"))
             }
             guard let p256dh = push.p256dh, let auth = push.authSecret,
                   let subscription = WebPushSubscription(endpoint: push.address, p256dh: Base64URL.encode(p256dh),
                                                          auth: Base64URL.encode(auth)) else {
-                return .gone("the subscription's keys are not valid")
+                return loop.makeSucceededFuture(.gone("the subscription's keys are not valid"))
             }
-            return await webPush.send(notification, to: subscription, timeToLive: expiry.timeIntervalSinceNow)
+            return webPush.send(notification, to: subscription, timeToLive: expiry.timeIntervalSinceNow)
         }
     }
 
