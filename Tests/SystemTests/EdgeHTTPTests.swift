@@ -297,6 +297,11 @@ struct EdgeHTTPTests {
             #expect(metrics.text.contains("# TYPE hereabouts_mail_\(gauge) gauge\n")
                     && metrics.text.split(separator: "\n").contains { $0.hasPrefix("hereabouts_mail_\(gauge) ") }, "\(gauge)")
         }
+        // Chat's push outbox, likewise.
+        for gauge in ["pending_pushes", "oldest_pending_seconds", "sent_pushes", "failed_pushes", "removed_devices"] {
+            #expect(metrics.text.contains("# TYPE hereabouts_push_\(gauge) gauge\n")
+                    && metrics.text.split(separator: "\n").contains { $0.hasPrefix("hereabouts_push_\(gauge) ") }, "\(gauge)")
+        }
         let notSocket = try client.get("/v1/events")
         #expect(notSocket.status == 426, "\(notSocket)")
     }

@@ -79,7 +79,12 @@ struct HereTests {
             let storage = entry.objectValue?["storage"]?.objectValue
             return (storage?["freeBytes"]?.doubleValue ?? 0) > 0 && (storage?["fileBytes"]?.doubleValue ?? 0) > 0
         }, "\(status.out)")
-        #expect(try here(["status"], environment: environment).out.contains(" (file "))
+        let table = try here(["status"], environment: environment).out
+        #expect(table.contains(" (file "))
+        // What auth and chat send: their outboxes, in the table and in full in the JSON.
+        #expect(table.contains("mail: 0 waiting") && table.contains("push: 0 waiting"), "\(table)")
+        let outboxes = entries.compactMap(\.objectValue).filter { $0["mail"] != nil || $0["push"] != nil }.map { $0["service"] }
+        #expect(outboxes == [.string("auth"), .string("chat")], "\(status.out)")
         let edgeRow = try #require(entries.last?.objectValue)
         #expect(edgeRow["service"] == .string("edge") && edgeRow["endpoint"] == .string("http://127.0.0.1:\(edgePort)"), "\(status.out)")
 

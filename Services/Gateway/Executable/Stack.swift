@@ -182,6 +182,9 @@ struct Status: GatewayCommand {
         var milliseconds: Double?
         var ready: ReadyReply?
         var storage: StorageUse?
+        /// What the service sends and has not delivered yet: auth's mail, chat's pushes.
+        var mail: MailQueueStatus?
+        var push: PushQueueStatus?
     }
 
     func execute(_ gateway: Gateway) throws {
@@ -198,7 +201,8 @@ struct Status: GatewayCommand {
                 let ready = reply == nil ? nil : try? client.call(HealthAPI.ready(service), Empty())
                 rows.append(Row(service: ServiceEndpoints.replicaName(service, replica), endpoint: endpoint,
                                 status: reply?.status ?? "unavailable", version: reply?.version,
-                                milliseconds: reply == nil ? nil : elapsed, ready: ready, storage: reply?.storage))
+                                milliseconds: reply == nil ? nil : elapsed, ready: ready, storage: reply?.storage,
+                                mail: reply?.mail, push: reply?.push))
             }
         }
         if !noHttp {
@@ -215,11 +219,22 @@ struct Status: GatewayCommand {
         if options.json {
             try Output.json(rows)
         } else {
-            Output.table(["SERVICE", "ENDPOINT", "STATUS", "READY", "VERSION", "RTT", "FREE"],
+            Output.table(["SERVICE", "ENDPOINT", "STATUS", "READY", "VERSION", "RTT", "FREE", "OUTBOX"],
                          rows.map { [$0.service, $0.endpoint, $0.status, Self.readiness($0), $0.version ?? "-",
-                                     $0.milliseconds.map { "\($0) ms" } ?? "-", $0.storage.map(Self.free) ?? "-"] })
+                                     $0.milliseconds.map { "\($0) ms" } ?? "-", $0.storage.map(Self.free) ?? "-", Self.outbox($0)] })
         }
         if rows.contains(where: { $0.status != "ok" || $0.ready?.ready != true }) { throw ExitCode(2) }
+    }
+
+    /// `mail: 0 waiting, 3 failed today`, `push: 2 waiting, 1,204 sent, 0 failed`; `-` for a service that sends neither.
+    static func outbox(_ row: Row) -> String {
+        if let mail = row.mail {
+            return "mail: \(mail.pending) waiting, \(mail.sentLastDay) sent and \(mail.failedLastDay) failed today"
+        }
+        if let push = row.push {
+            return "push: \(push.pending) waiting, \(push.sent) sent, \(push.failed) failed, \(push.removed) devices gone"
+        }
+        return "-"
     }
 
     /// The storage's free bytes, and the file's size: `12.3 GiB (file 41 MiB)`.
