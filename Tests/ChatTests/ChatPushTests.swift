@@ -1,6 +1,8 @@
 import Contracts
 import Foundation
 @testable import Chat
+import Crypto
+@testable import Push
 import ServiceClient
 import ServiceKit
 import ServiceKitTesting
@@ -242,5 +244,31 @@ struct ChatPushTests {
         fixture.chat.pushSender.wake()
         #expect(server.waitFor(1).map(\.body) == ["kept"])
         #expect(try Self.drained(fixture).pending == 0)
+    }
+}
+
+/// The provider token's life, which the stand-in cannot see (it would take 40 minutes).
+@Suite("APNs provider tokens")
+struct ProviderTokenTests {
+    @Test("a provider token is kept for 40 minutes, then signed anew with a new iat; each verifies against the key's public half")
+    func renewal() throws {
+        let key = P256.Signing.PrivateKey()
+        let client = APNsClient(credentials: APNsCredentials(keyID: "KEY0000001", teamID: "TEAM000001", privateKey: key),
+                                url: "https://localhost:1", http: PushHTTP())
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let first = try client.providerToken(now: start)
+        #expect(try client.providerToken(now: start.addingTimeInterval(39 * 60)) == first)
+        let renewed = try client.providerToken(now: start.addingTimeInterval(41 * 60))
+        #expect(renewed != first)
+        for (token, issued) in [(first, start), (renewed, start.addingTimeInterval(41 * 60))] {
+            let parts = token.split(separator: ".").map(String.init)
+            try #require(parts.count == 3)
+            let header = try #require(Push.Base64URL.decode(parts[0]).flatMap { try JSONSerialization.jsonObject(with: $0) as? [String: Any] })
+            let claims = try #require(Push.Base64URL.decode(parts[1]).flatMap { try JSONSerialization.jsonObject(with: $0) as? [String: Any] })
+            #expect(header["alg"] as? String == "ES256" && header["kid"] as? String == "KEY0000001")
+            #expect(claims["iss"] as? String == "TEAM000001" && claims["iat"] as? Int == Int(issued.timeIntervalSince1970))
+            let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Push.Base64URL.decode(parts[2])))
+            #expect(key.publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8)))
+        }
     }
 }
