@@ -18,6 +18,8 @@ public final class PushTestServer {
         public var goneEndpoints: [String] = []
         /// The only apns-topic taken (others get 400 DeviceTokenNotForTopic).
         public var topic: String?
+        /// Each request is answered (and kept) after a random wait of up to this many seconds.
+        public var jitter: Double = 0
 
         public init(goneTokens: [String] = [], badTokens: [String] = [], busyFirst: Int = 0, goneEndpoints: [String] = [],
                     topic: String? = nil) {
@@ -94,6 +96,7 @@ public final class PushTestServer {
                          "--gone", options.goneTokens.joined(separator: ","), "--bad", options.badTokens.joined(separator: ","),
                          "--busy-first", "\(options.busyFirst)", "--webpush-gone", options.goneEndpoints.joined(separator: ",")]
         if let topic = options.topic { arguments += ["--topic", topic] }
+        if options.jitter > 0 { arguments += ["--jitter", "\(options.jitter)"] }
         server = try ScriptServer(script: "push_server.py", arguments: arguments,
                                   missing: "are python3-h2 and python3-cryptography installed? make deps installs them")
         let ready = server.readyLine.split(separator: " ")

@@ -12,12 +12,14 @@ Web Push: POST /push/<name>. The VAPID header (RFC 8292) is checked (the JWT aga
           its own k, its aud), the aes128gcm body (RFC 8291) decrypted with the
           subscription key this server made (printed at start). --webpush-gone names
           answer 410.
+--jitter S answers each request after a random wait of up to S seconds, so requests
+          sent side by side are taken (and kept) out of order.
 
 Every push taken is appended to <dir>/pushes.jsonl; every request that broke a rule to
 <dir>/errors.jsonl; <dir>/connections counts the TLS connections made. Prints
 "READY <p256dh> <auth>" once listening; stops when stdin closes.
 """
-import argparse, asyncio, base64, json, os, ssl, sys, time
+import argparse, asyncio, base64, json, os, random, ssl, sys, time
 
 import h2.config, h2.connection, h2.events
 from cryptography.hazmat.primitives import hashes, serialization
@@ -177,7 +179,11 @@ class H2Server(asyncio.Protocol):
                 self.streams[event.stream_id][1].extend(event.data)
                 self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
             elif isinstance(event, h2.events.StreamEnded):
-                self.answer(event.stream_id)
+                if self.state.args.jitter:
+                    # Answers in a random order: pushes sent side by side are taken out of order.
+                    asyncio.get_running_loop().call_later(random.uniform(0, self.state.args.jitter), self.answer, event.stream_id)
+                else:
+                    self.answer(event.stream_id)
             elif isinstance(event, h2.events.ConnectionTerminated):
                 self.transport.close()
         self.transport.write(self.conn.data_to_send())
@@ -198,6 +204,7 @@ class H2Server(asyncio.Protocol):
         self.conn.send_headers(stream_id, response, end_stream=not data)
         if data:
             self.conn.send_data(stream_id, data, end_stream=True)
+        self.transport.write(self.conn.data_to_send())
 
 
 async def main():
@@ -214,6 +221,7 @@ async def main():
     parser.add_argument("--bad", default="")
     parser.add_argument("--busy-first", type=int, default=0)
     parser.add_argument("--webpush-gone", default="")
+    parser.add_argument("--jitter", type=float, default=0, help="answer each request after a random wait of up to this many seconds")
     args = parser.parse_args()
     for name in ("gone", "bad", "webpush_gone"):
         setattr(args, name, set(filter(None, getattr(args, name).split(","))))

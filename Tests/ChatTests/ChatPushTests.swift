@@ -117,6 +117,30 @@ struct ChatPushTests {
         #expect(status.sent == 4 && status.failed == 0 && status.pending == 0)
     }
 
+    @Test("a device's pushes arrive in the order their messages were sent, so its badge ends at the newest count; one gone device is forgotten once")
+    func inOrder() throws {
+        var options = PushTestServer.Options(goneTokens: [Self.apnsToken(31)])
+        options.jitter = 0.02
+        let server = try PushTestServer(options)
+        let fixture = try ChatFixture(environment: server.environment)
+        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
+        try fixture.catchUp()
+        _ = try Self.register(fixture, ben, apns: 30)
+        _ = try Self.register(fixture, ben, apns: 31)
+        // Queued in one transaction: one batch of the sender holds them all.
+        try fixture.chat.store.database.pool.write { db in
+            for n in 1...12 {
+                let message = ChatMessage(id: "m\(n)", conversationId: "c1", seq: Int64(n), senderId: ana.id, text: "\(n)", sentAt: Date())
+                try fixture.chat.store.enqueuePushes(of: message, to: ben.id, at: Date(), in: db)
+            }
+        }
+        fixture.chat.pushSender.wake()
+        let pushes = server.waitFor(12)
+        #expect(pushes.map(\.body) == (1...12).map { "\($0)" }, "\(pushes.map(\.body))")
+        let status = try Self.drained(fixture)
+        #expect(status.removed == 1 && status.sent == 12, "\(status)")
+    }
+
     @Test("no push for a muted conversation or from a blocked sender; a sender without a name is worded in the device's language")
     func muteAndBlock() throws {
         let server = try PushTestServer()

@@ -143,30 +143,45 @@ final class PushSender: Sendable {
         return ended
     }
 
-    /// Sends every push, at most `settings.concurrency` in flight, and waits for all of
-    /// them. This thread prepares each (payload, token, encryption); the connections'
-    /// event loops carry them and record the outcomes.
+    /// Sends every push, and waits for all of them: each device's in the order they were
+    /// queued, one after another (so its last badge is the newest), devices side by side,
+    /// at most `settings.concurrency` in flight. This thread prepares each device's first
+    /// push (payload, token, encryption); the connections' event loops carry them, send
+    /// the next of the device, and record the outcomes.
     private func deliver(_ pushes: [ChatStore.QueuedPush]) -> [(ChatStore.QueuedPush, PushOutcome)] {
         guard !pushes.isEmpty else { return [] }
+        var chains: [String: [ChatStore.QueuedPush]] = [:], order: [String] = []
+        for push in pushes {
+            if chains[push.deviceId] == nil { order.append(push.deviceId) }
+            chains[push.deviceId, default: []].append(push)
+        }
         let results = Mutex<[(ChatStore.QueuedPush, PushOutcome)]>([])
         let window = DispatchSemaphore(value: settings.concurrency)
         let all = DispatchGroup()
-        for push in pushes {
+        for device in order {
             window.wait()
             all.enter()
-            send(push).whenComplete { result in
-                let outcome: PushOutcome
-                switch result {
-                case .success(let value): outcome = value
-                case .failure(let error): outcome = .retry("\(error)", after: nil)
-                }
-                results.withLock { $0.append((push, outcome)) }
+            sendInOrder(chains[device]?[...] ?? []).whenComplete { result in
+                if case .success(let outcomes) = result { results.withLock { $0 += outcomes } }
                 window.signal()
                 all.leave()
             }
         }
         all.wait()
         return results.withLock { $0 }
+    }
+
+    /// One device's pushes, each after the one before has its answer. Once the device is
+    /// gone the rest are not sent (they go with it).
+    private func sendInOrder(_ pushes: ArraySlice<ChatStore.QueuedPush>) -> EventLoopFuture<[(ChatStore.QueuedPush, PushOutcome)]> {
+        guard let first = pushes.first else { return HTTPClient.defaultEventLoopGroup.next().makeSucceededFuture([]) }
+        let sent = send(first).recover { error in .retry("\(error)", after: nil) }
+        return sent.flatMap { outcome in
+            if case .gone = outcome {
+                return sent.eventLoop.makeSucceededFuture(pushes.map { ($0, outcome) })
+            }
+            return self.sendInOrder(pushes.dropFirst()).map { [(first, outcome)] + $0 }
+        }
     }
 
     private func send(_ push: ChatStore.QueuedPush) -> EventLoopFuture<PushOutcome> {
@@ -205,6 +220,8 @@ final class PushSender: Sendable {
                     outcomes.finished.append(push.id)
                     counters.sent += 1
                 case .gone(let reason):
+                    // A device's later pushes share its outcome: it is forgotten once.
+                    guard !outcomes.goneDevices.contains(push.deviceId) else { continue }
                     outcomes.goneDevices.append(push.deviceId)
                     counters.removed += 1
                     logger.info("push device gone; forgotten", metadata: ["device": "\(push.deviceId)", "reason": "\(reason)"])
