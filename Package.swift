@@ -222,7 +222,7 @@ let package = Package(
             ],
             path: "Services/Geo/Library",
             // GeoNames places and countries, gzipped, read at start (see Services/Geo/Gazetteer).
-            resources: [.copy("Resources/gazetteer.tsv.gz")],
+            resources: [.copy("Resources/gazetteer.tsv.gz"), .copy("Resources/gazetteer-names.tsv.gz")],
             // The index's state is class properties, read under its read lock and written
             // under its write lock; in release builds their run-time exclusivity checks
             // (a call per property read, several per hit: ~2.5% of a search) guard nothing

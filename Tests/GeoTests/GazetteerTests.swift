@@ -106,6 +106,11 @@ struct GazetteerTests {
         let text = String(decoding: try Gunzip.inflate(file), as: UTF8.self)
         #expect(text.hasPrefix("# Hereabouts gazetteer 2") && text.contains("\nP\t2886242\tKöln\tde\t"))
         #expect(throws: GazetteerError.self) { try Gunzip.inflate(file.prefix(file.count / 2)) }
+        // Names in other languages lie beside it, in a file of their own read with it.
+        let names = GazetteerFile.companion(of: try Gazetteer.defaultFile())
+        #expect(names.lastPathComponent == "gazetteer-names.tsv.gz")
+        #expect(String(decoding: try Gunzip.inflate(try Data(contentsOf: names)), as: UTF8.self).contains("\nT\tde\tP\t2867714\tMünchen\n"))
+        #expect(GazetteerFile.companion(of: URL(fileURLWithPath: "/x/places.tsv")).path == "/x/places-names.tsv")
     }
 
     @Test("countries have their capital, currency, continent and flag")
@@ -136,13 +141,35 @@ struct GazetteerTests {
         // A capital is a place, named like one.
         #expect(try #require(Self.gazetteer.country(code: "DE", in: LanguageTag("fr")!)).capital == "Berlin")
         #expect(try #require(Self.gazetteer.country(code: "BE", in: LanguageTag("nl")!)).capital == "Brussel")
-        // Köln: in German its own name, in English Cologne, in Chinese 科隆; in Dutch,
-        // which the data lacks for Köln, its own name again.
+        // Köln: in German its own name, in English Cologne, in Chinese 科隆, in Dutch
+        // Keulen; in a language the data lacks for Köln, its own name again.
         func köln(_ lang: String) throws -> Place { try #require(Self.gazetteer.nearest(lat: 50.93333, lon: 6.95, in: LanguageTag(lang)!)).place }
         #expect(try köln("de").name == "Köln" && köln("de").nameLang == "de")
         #expect(try köln("en").name == "Cologne" && köln("en").nameLang == "en")
         #expect(try köln("zh-Hans-CN").name == "科隆" && köln("zh-Hans-CN").nameLang == "zh")
-        #expect(try köln("nl").name == "Köln" && köln("nl").nameLang == "de")
+        #expect(try köln("nl").name == "Keulen" && köln("nl").nameLang == "nl")
+        #expect(try köln("xx").name == "Köln" && köln("xx").nameLang == "de")
+    }
+
+    @Test("the restaurant app's cities in German, French, Spanish and Italian, from libgeonames' catalogues and GeoNames' preferred names")
+    func europeanNames() throws {
+        let expected: [(query: String, de: String, fr: String, es: String, it: String)] = [
+            ("Munich", "München", "Munich", "Múnich", "Monaco di Baviera"),
+            ("Milan", "Mailand", "Milan", "Milán", "Milano"),
+            ("Vienna", "Wien", "Vienne", "Viena", "Vienna"),
+            ("Cologne", "Köln", "Cologne", "Colonia", "Colonia"),
+            ("The Hague", "Den Haag", "La Haye", "La Haya", "L'Aia"),
+        ]
+        for city in expected {
+            for (lang, name) in [("de", city.de), ("fr", city.fr), ("es", city.es), ("it", city.it)] {
+                let found = first(city.query, in: lang)
+                #expect(found?.hasPrefix(name + " ") == true, "\(city.query) in \(lang): \(found ?? "nothing")")
+            }
+        }
+        // And found by those names, in any language asked.
+        #expect(first("Mailand", in: "en") == "Milan IT")
+        #expect(first("den haag", in: "de") == "Den Haag NL")
+        #expect(first("Monaco di Baviera", in: "it") == "Monaco di Baviera DE")
     }
 
     @Test("through the socket: places.search, places.reverse, countries.get, and a place as the centre of a search")
@@ -185,6 +212,12 @@ struct GazetteerTests {
         #expect(try geo.client.call(GeoAPI.countriesGet, CountryRequest(code: "nl", lang: "tlh")).country.name == "Netherlands")
         #expect(try geo.client.call(GeoAPI.placesReverse, PlacesReverseRequest(lat: 50.9333, lon: 6.95, lang: "de")).place.name == "Köln")
         #expect(try geo.client.call(GeoAPI.placesReverse, PlacesReverseRequest(lat: 50.9333, lon: 6.95, lang: "en")).place.name == "Cologne")
+        // At Cologne's cathedral the nearest place is a district, and the town it is part of comes with it.
+        let cathedral = try geo.client.call(GeoAPI.placesReverse, PlacesReverseRequest(lat: 50.9413, lon: 6.9583, lang: "de"))
+        #expect(cathedral.place.name == "Altstadt Nord" && cathedral.town?.name == "Köln", "\(cathedral)")
+        #expect(try geo.client.call(GeoAPI.placesReverse, PlacesReverseRequest(lat: 50.9413, lon: 6.9583, lang: "en")).town?.name == "Cologne")
+        #expect(try geo.client.call(GeoAPI.placesReverse, PlacesReverseRequest(lat: 50.9333, lon: 6.95, lang: "de")).town == nil,
+                "a town is no district of anything")
         #expect(try geo.client.call(GeoAPI.placesSearch, PlacesSearchRequest(q: "koln", lang: "es")).places.first?.name == "Colonia")
         let inGerman = try geo.client.call(GeoAPI.search, SearchRequest(lat: nil, lon: nil, place: "Cologne", radius: 1_000, lang: "de-CH"))
         #expect(inGerman.center.place?.name == "Köln" && inGerman.center.place?.nameLang == "de")

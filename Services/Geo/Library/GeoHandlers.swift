@@ -148,10 +148,10 @@ struct GeoHandlers: Sendable {
     }
 
     func placesReverse(_ request: PlacesReverseRequest, _ context: RequestContext) throws -> PlaceReverseReply {
-        guard let (place, distance) = gazetteer.nearest(lat: request.lat, lon: request.lon, in: Self.language(request.lang)) else {
+        guard let (place, distance, town) = gazetteer.nearest(lat: request.lat, lon: request.lon, in: Self.language(request.lang)) else {
             throw ServiceError.notFound("the gazetteer holds no places")
         }
-        return PlaceReverseReply(place: place, distance: distance)
+        return PlaceReverseReply(place: place, distance: distance, town: town)
     }
 
     func countriesGet(_ request: CountryRequest, _ context: RequestContext) throws -> CountryReply {

@@ -169,10 +169,14 @@ public struct PlaceReverseReply: Codable, Sendable, Equatable {
     public var place: Place
     /// Metres from the point to the place.
     public var distance: Double
+    /// When `place` is a section of a town (a district, `Altstadt Nord`), the town
+    /// (`Köln`); absent otherwise.
+    public var town: Place?
 
-    public init(place: Place, distance: Double) {
+    public init(place: Place, distance: Double, town: Place? = nil) {
         self.place = place
         self.distance = distance
+        self.town = town
     }
 }
 

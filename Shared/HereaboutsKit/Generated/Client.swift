@@ -7334,7 +7334,7 @@ public struct Client: APIProtocol {
             }
         )
     }
-    /// The place nearest a point, with its time zone and distance (geo.places.reverse).
+    /// The place nearest a point, with its time zone and distance, and the town it is part of when it is a district (geo.places.reverse).
     ///
     /// - Remark: HTTP `GET /v1/places/reverse`.
     /// - Remark: Generated from `#/paths//v1/places/reverse/get(reversePlace)`.

@@ -9049,7 +9049,7 @@ public enum Operations {
             }
         }
     }
-    /// The place nearest a point, with its time zone and distance (geo.places.reverse).
+    /// The place nearest a point, with its time zone and distance, and the town it is part of when it is a district (geo.places.reverse).
     ///
     /// - Remark: HTTP `GET /v1/places/reverse`.
     /// - Remark: Generated from `#/paths//v1/places/reverse/get(reversePlace)`.
@@ -9127,21 +9127,29 @@ public enum Operations {
                         public var distance: Swift.Double
                         /// - Remark: Generated from `#/paths/v1/places/reverse/GET/responses/200/content/json/place`.
                         public var place: Components.Schemas.Place
+                        /// When place is a section of a town (a district, Altstadt Nord), the town (Köln).
+                        ///
+                        /// - Remark: Generated from `#/paths/v1/places/reverse/GET/responses/200/content/json/town`.
+                        public var town: Components.Schemas.Place?
                         /// Creates a new `JsonPayload`.
                         ///
                         /// - Parameters:
                         ///   - distance:
                         ///   - place:
+                        ///   - town: When place is a section of a town (a district, Altstadt Nord), the town (Köln).
                         public init(
                             distance: Swift.Double,
-                            place: Components.Schemas.Place
+                            place: Components.Schemas.Place,
+                            town: Components.Schemas.Place? = nil
                         ) {
                             self.distance = distance
                             self.place = place
+                            self.town = town
                         }
                         public enum CodingKeys: String, CodingKey {
                             case distance
                             case place
+                            case town
                         }
                     }
                     /// - Remark: Generated from `#/paths/v1/places/reverse/GET/responses/200/content/application\/json`.

@@ -273,7 +273,7 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/places`.
     /// - Remark: Generated from `#/paths//v1/places/get(searchPlaces)`.
     func searchPlaces(_ input: Operations.SearchPlaces.Input) async throws -> Operations.SearchPlaces.Output
-    /// The place nearest a point, with its time zone and distance (geo.places.reverse).
+    /// The place nearest a point, with its time zone and distance, and the town it is part of when it is a district (geo.places.reverse).
     ///
     /// - Remark: HTTP `GET /v1/places/reverse`.
     /// - Remark: Generated from `#/paths//v1/places/reverse/get(reversePlace)`.
@@ -965,7 +965,7 @@ extension APIProtocol {
             headers: headers
         ))
     }
-    /// The place nearest a point, with its time zone and distance (geo.places.reverse).
+    /// The place nearest a point, with its time zone and distance, and the town it is part of when it is a district (geo.places.reverse).
     ///
     /// - Remark: HTTP `GET /v1/places/reverse`.
     /// - Remark: Generated from `#/paths//v1/places/reverse/get(reversePlace)`.

@@ -25,6 +25,8 @@ public final class Gazetteer: Sendable {
 
     /// Each place with its own name, in its own language.
     let places: [Place]
+    /// `towns[i]`: the slot of the town place `i` is a section of (a district), if it is one.
+    private let towns: [Int?]
     private let countries: [String: CountryRecord]
     private let translations: Translations
     private let names: PlaceNames
@@ -32,9 +34,10 @@ public final class Gazetteer: Sendable {
 
     /// `translatedNames[i]` are place `i`'s names in other languages, searched like
     /// its alternate names.
-    init(places: [Place], alternateNames: [[String]], translatedNames: [[String]], countries: [String: CountryRecord],
-         translations: Translations) {
+    init(places: [Place], alternateNames: [[String]], translatedNames: [[String]], towns: [Int?],
+         countries: [String: CountryRecord], translations: Translations) {
         self.places = places
+        self.towns = towns
         self.countries = countries
         self.translations = translations
         names = PlaceNames(placeCount: places.count) { [places[$0].name] + alternateNames[$0] + translatedNames[$0] }
@@ -65,11 +68,13 @@ public final class Gazetteer: Sendable {
         search(name, limit: 1, in: language).first
     }
 
-    /// The place nearest to a point, and its distance in metres.
-    func nearest(lat: Double, lon: Double, in language: LanguageTag? = nil) -> (place: Place, distance: Double)? {
+    /// The place nearest to a point, its distance in metres, and, when that place is a
+    /// section of a town (a district: `Altstadt Nord`), the town (`Köln`).
+    func nearest(lat: Double, lon: Double, in language: LanguageTag? = nil) -> (place: Place, distance: Double, town: Place?)? {
         guard let slot = tree.nearest(to: UnitVector(lat: lat, lon: lon)) else { return nil }
         let place = place(slot, in: language)
-        return (place, Sphere.distance(lat1: lat, lon1: lon, lat2: place.lat, lon2: place.lon))
+        let town = towns[slot].map { self.place($0, in: language) }
+        return (place, Sphere.distance(lat1: lat, lon1: lon, lat2: place.lat, lon2: place.lon), town)
     }
 
     /// A country named in `language`, else (and without one) in English.
