@@ -74,17 +74,13 @@ enum Wrk {
     }
 }
 
-/// nginx (Debian's) serving one static file on loopback, one process: the HTTP floor
-/// on this machine.
-final class NginxPeer {
-    let port: UInt16
+/// Debian's nginx as one process (no master, one worker) under `root`, with `http`
+/// inside its `http { }` block; its temporary files under `root` too.
+final class NginxProcess {
     private let process = Process()
 
-    init(directory: URL, file: Data, name: String) throws {
-        port = try Peers.freePort()
-        let root = directory.appendingPathComponent("nginx")
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("static"), withIntermediateDirectories: true)
-        try file.write(to: root.appendingPathComponent("static/\(name)"))
+    init(root: URL, http: String) throws {
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let configuration = """
             daemon off;
             master_process off;
@@ -93,18 +89,12 @@ final class NginxPeer {
             pid \(root.path)/nginx.pid;
             events { worker_connections 1024; }
             http {
-              access_log off;
               client_body_temp_path \(root.path)/body;
               proxy_temp_path \(root.path)/proxy;
               fastcgi_temp_path \(root.path)/fastcgi;
               uwsgi_temp_path \(root.path)/uwsgi;
               scgi_temp_path \(root.path)/scgi;
-              keepalive_requests 1000000;
-              server {
-                listen 127.0.0.1:\(port);
-                root \(root.path)/static;
-                location / { default_type application/json; }
-              }
+            \(http)
             }
             """
         let file = root.appendingPathComponent("nginx.conf")
@@ -122,11 +112,42 @@ final class NginxPeer {
         ((try? Peers.run("/usr/sbin/nginx", ["-v"])) ?? "nginx").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Its CPU time so far (one process: `master_process off`).
+    var cpuSeconds: Double { ProcessCPU.seconds(process.processIdentifier) ?? 0 }
+
     func stop() {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
         }
+    }
+}
+
+/// nginx serving one static file on loopback: the HTTP floor on this machine.
+final class NginxPeer {
+    let port: UInt16
+    private let nginx: NginxProcess
+
+    init(directory: URL, file: Data, name: String) throws {
+        port = try Peers.freePort()
+        let root = directory.appendingPathComponent("nginx")
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("static"), withIntermediateDirectories: true)
+        try file.write(to: root.appendingPathComponent("static/\(name)"))
+        nginx = try NginxProcess(root: root, http: """
+              access_log off;
+              keepalive_requests 1000000;
+              server {
+                listen 127.0.0.1:\(port);
+                root \(root.path)/static;
+                location / { default_type application/json; }
+              }
+            """)
+    }
+
+    static var version: String { NginxProcess.version }
+
+    func stop() {
+        nginx.stop()
     }
 }
 

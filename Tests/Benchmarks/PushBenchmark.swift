@@ -150,7 +150,7 @@ struct PushBenchmark {
         ## Pushes
 
         \(Machine.measured(with: "`make bench`"))
-        `auth-service` and `chat-service` as separate processes, rate limits off; APNs is nginx (\(NginxPeer.version), one
+        `auth-service` and `chat-service` as separate processes, rate limits off; APNs is nginx (\(NginxProcess.version), one
         worker) over HTTP/2 and TLS on loopback, answering 200 to every push and logging its arrival time and
         `apns-collapse-id`. Chat sends with its defaults: one HTTP/2 connection, 64 pushes in flight, batches of 500.
 
@@ -188,7 +188,7 @@ final class PushSink {
     let certificate: URL
     let apnsKey: URL
     private let log: URL
-    private let process = Process()
+    private let nginx: NginxProcess
 
     struct Arrival {
         var at: Double
@@ -206,21 +206,9 @@ final class PushSink {
         _ = try Peers.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.path, "-out", certificate.path,
                                                "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"])
         _ = try Peers.run("/usr/bin/openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", apnsKey.path])
-        let configuration = """
-            daemon off;
-            master_process off;
-            worker_processes 1;
-            error_log \(root.path)/error.log;
-            pid \(root.path)/nginx.pid;
-            events { worker_connections 1024; }
-            http {
+        nginx = try NginxProcess(root: root, http: """
               log_format push '$msec $http_apns_collapse_id';
               access_log \(log.path) push;
-              client_body_temp_path \(root.path)/body;
-              proxy_temp_path \(root.path)/proxy;
-              fastcgi_temp_path \(root.path)/fastcgi;
-              uwsgi_temp_path \(root.path)/uwsgi;
-              scgi_temp_path \(root.path)/scgi;
               keepalive_requests 100000000;
               http2_max_concurrent_streams 1000;
               # `return` alone never reads a request's body, and over HTTP/2 nginx then never
@@ -242,17 +230,7 @@ final class PushSink {
                 access_log off;
                 location / { return 200; }
               }
-            }
-            """
-        let file = root.appendingPathComponent("nginx.conf")
-        try configuration.write(to: file, atomically: true, encoding: .utf8)
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-        process.arguments = ["-c", file.path, "-p", root.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        Thread.sleep(forTimeInterval: 0.5)
-        guard process.isRunning else { throw PeerError("nginx did not start: see \(root.path)/error.log") }
+            """)
     }
 
     func arrivals() -> [Arrival] {
@@ -264,13 +242,10 @@ final class PushSink {
         }
     }
 
-    /// nginx's CPU time so far (one process: `master_process off`).
-    var cpuSeconds: Double { ProcessCPU.seconds(process.processIdentifier) ?? 0 }
+    /// nginx's CPU time so far.
+    var cpuSeconds: Double { nginx.cpuSeconds }
 
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        nginx.stop()
     }
 }

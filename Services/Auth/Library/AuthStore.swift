@@ -254,11 +254,10 @@ final class AuthStore: Sendable {
     /// gone with a deleted user).
     /// Those of `sessionIDs` that are revoked or no longer kept.
     func endedSessions(_ sessionIDs: [String]) throws -> [String] {
-        let list = String(decoding: try JSONEncoder().encode(sessionIDs), as: UTF8.self)
         let active = try database.pool.read { db in
             try Set(String.fetchAll(db, sql: """
                 SELECT id FROM session WHERE revoked_at IS NULL AND id IN (SELECT value FROM json_each(?))
-                """, arguments: [list]))
+                """, arguments: [JSONList.argument(sessionIDs)]))
         }
         return sessionIDs.filter { !active.contains($0) }
     }

@@ -75,13 +75,9 @@ extension ChatStore {
         guard !sessions.isEmpty else { return 0 }
         return try database.pool.write { db in
             try db.execute(sql: "DELETE FROM device WHERE session_id IN (SELECT value FROM json_each(?))",
-                           arguments: [Self.jsonList(sessions)])
+                           arguments: [JSONList.argument(sessions)])
             return db.changesCount
         }
-    }
-
-    static func jsonList(_ values: [String]) -> String {
-        String(decoding: (try? JSONEncoder().encode(values)) ?? Data("[]".utf8), as: UTF8.self)
     }
 
     // MARK: Muting
