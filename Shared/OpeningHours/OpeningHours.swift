@@ -8,92 +8,172 @@ public enum OpenStatus: String, Sendable, Codable, Equatable, CaseIterable {
     case closed
     /// Closed, and opening within the next 30 minutes (inclusive).
     case opensSoon = "opens_soon"
+    /// The hours say they do not know (`unknown`, or a rule that only comments,
+    /// `"by appointment"`). Never shown as open.
+    case unknown
+    /// Open since a time with no closing time given (`18:00+`): maybe still open.
+    case openEnd = "open_end"
+
+    /// Whether the venue is surely open (an `openNow` filter keeps these).
+    public var isOpen: Bool { self == .open || self == .closesSoon }
 }
 
-/// A parsed `opening_hours` value (a subset of OpenStreetMap's syntax; see
-/// `OpeningHours.grammar`) as a weekly schedule.
-public struct OpeningHours: Sendable, Equatable, CustomStringConvertible {
-    /// An open span of one weekday, in seconds from that day's midnight. An end past
-    /// 86,400 reaches into the next day: those hours belong to the day the span starts on.
-    struct Span: Sendable, Equatable {
-        var start: Int32
-        var end: Int32
-    }
+/// What the hours say at an instant: the status, when it next changes, and the
+/// comment of the rule that decides it.
+public struct OpeningState: Sendable, Equatable {
+    public var status: OpenStatus
+    /// When the venue next opens, closes or turns unknown; nil when the hours never
+    /// change again (`24/7`) or not within `OpeningHours.horizonDays`.
+    public var nextChange: Date?
+    public var comment: String?
+}
 
+/// A parsed `opening_hours` value (OpenStreetMap's specification, read as the
+/// reference implementation opening_hours.js reads it; see Docs/OPENING_HOURS.md).
+public struct OpeningHours: Sendable, Equatable, CustomStringConvertible {
     /// The text as given, trimmed.
     public let text: String
-    /// Spans by weekday, Monday first.
-    let week: [[Span]]
+    /// The same hours in the specification's standard spelling (`Mon-Fri 8-18` →
+    /// `Mo-Fr 08:00-18:00`); equal to `text` when that was standard already.
+    public let normalized: String
+    let program: RuleProgram
+    /// The timelines of a week-stable program, Monday first.
+    private let week: [DayTimeline]?
 
     public var description: String { text }
 
+    /// Whether the hours depend on where the venue is (the sun, or holidays).
+    public var needsPlace: Bool {
+        program.entries.contains { entry in
+            entry.rule.times.contains { span in
+                if case .sun = span.start { return true }
+                if case .sun? = span.end { return true }
+                return false
+            } || entry.rule.dayGroups.joined().contains { if case .holiday = $0 { return true } else { return false } }
+        }
+    }
+
+    /// How far `nextChange` looks ahead for hours that differ by date.
+    public static let horizonDays = 3 * 366
+
     /// What the parser accepts, for error messages and documentation.
     public static let grammar = """
-        rules joined by ";": "24/7", or optional days then times or "off". Days: Mo Tu We Th Fr Sa Su, \
-        ranges (Mo-Fr, wrapping Fr-Mo allowed) and lists (Sa,Su). Times: HH:MM-HH:MM, several joined by ",", \
-        an end at or before the start reaching past midnight, 24:00 as an end. Later rules replace earlier ones \
-        for their days.
+        OpenStreetMap's opening_hours (https://wiki.openstreetmap.org/wiki/Key:opening_hours/specification): \
+        rules joined by ";" (later rules replace earlier ones for their days), "," (adds) or "||" (fallback); \
+        each with years (2026, 2026-2028), months and dates (Jan-Mar, Dec 24-26, easter -2 days), weeks (week 1-53/2), \
+        weekdays (Mo-Fr, Su[1], Fr[-1]), holidays (PH, SH, PH +1 day), times (08:00-12:00, 18:00-02:00, 18:00+, \
+        sunset-01:00 in parentheses), "24/7", then open, off, closed or unknown and a "comment".
         """
 
     public init(parsing text: String) throws(OpeningHoursError) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw OpeningHoursError(message: "hours is empty") }
+        let rules = try Parser.parse(trimmed)
         self.text = trimmed
-        self.week = try OpeningHoursParser.parse(trimmed)
+        self.normalized = Normalizer.text(of: rules)
+        let program = RuleProgram(rules)
+        self.program = program
+        if program.isWeekStable {
+            // 1970-01-05 was a Monday; a week-stable program reads no place or zone.
+            let context = EvaluationContext(place: .unknown, timeZone: TimeZone(identifier: "UTC")!)
+            week = (0..<7).map { program.timeline(day: 4 + $0, context: context) }
+        } else {
+            week = nil
+        }
+    }
+
+    public static func == (lhs: OpeningHours, rhs: OpeningHours) -> Bool {
+        lhs.text == rhs.text
+    }
+
+    // MARK: Evaluation
+
+    func timeline(day: Int64, context: EvaluationContext) -> DayTimeline {
+        if let week { return week[CivilCalendar.weekday(Int(day))] }
+        return program.timeline(day: Int(day), context: context)
+    }
+
+    func segment(wall: Int64, context: EvaluationContext) -> Segment {
+        let day = wall.floorDiv(86_400)
+        return timeline(day: day, context: context).segment(at: Int((wall - day * 86_400) / 60))
     }
 
     /// The status at `instant` in the venue's time zone.
-    public func status(at instant: Date, in timeZone: TimeZone) -> OpenStatus {
-        status(in: LocalWindow(instant: instant, timeZone: timeZone))
+    public func status(at instant: Date, in timeZone: TimeZone, place: OpeningHoursPlace = .unknown) -> OpenStatus {
+        status(in: LocalWindow(instant: instant, timeZone: timeZone), place: place)
     }
 
     /// The status at the window's instant. Build the window once per time zone and
     /// instant to judge many venues of that zone.
-    public func status(in window: LocalWindow) -> OpenStatus {
+    public func status(in window: LocalWindow, place: OpeningHoursPlace = .unknown) -> OpenStatus {
+        let context = EvaluationContext(place: place, timeZone: window.timeZone)
         let now = window.instant
-        let isOpenNow = isOpen(wall: window.wall(now))
-        // The status can only change at a span's start or end, or where the clock jumps.
-        for boundary in boundaries(in: window) where boundary > now && boundary <= now + LocalWindow.soon {
-            let isOpenThen = isOpen(wall: window.wall(boundary))
+        let current = segment(wall: window.wall(now), context: context)
+        switch current.state {
+        case .unknown: return current.isOpenEnd ? .openEnd : .unknown
+        case .open, .closed: break
+        }
+        let isOpenNow = current.state == .open
+        // The status can only change at a segment's start, or where the clock jumps.
+        for boundary in boundaries(in: window, context: context) where boundary > now && boundary <= now + LocalWindow.soon {
+            let isOpenThen = segment(wall: window.wall(boundary), context: context).state == .open
             if isOpenNow && !isOpenThen { return .closesSoon }
             if !isOpenNow && isOpenThen { return .opensSoon }
         }
         return isOpenNow ? .open : .closed
     }
 
-    /// Whether the schedule is open at a local wall-clock time, in seconds since
-    /// 1970-01-01 00:00 of the local calendar.
-    public func isOpen(wall: Int64) -> Bool {
-        let day = wall.flooredDivision(by: 86_400)
-        let second = Int32(wall - day * 86_400)
-        for span in week[Self.weekday(ofDay: day)] where span.start <= second && second < span.end {
-            return true
-        }
-        // What yesterday's spans carry past midnight.
-        for span in week[Self.weekday(ofDay: day - 1)] where span.end > 86_400 && second + 86_400 < span.end {
-            return true
-        }
-        return false
+    /// The status, when it next changes and the deciding rule's comment.
+    public func state(at instant: Date, in timeZone: TimeZone, place: OpeningHoursPlace = .unknown) -> OpeningState {
+        let window = LocalWindow(instant: instant, timeZone: timeZone)
+        let context = EvaluationContext(place: place, timeZone: timeZone)
+        let current = segment(wall: window.wall(window.instant), context: context)
+        return OpeningState(status: status(in: window, place: place),
+                            nextChange: nextChange(after: window.instant, current: current, context: context),
+                            comment: current.isOpenEnd ? (current.comment ?? "open end") : current.comment)
     }
 
-    /// Instants in the window where a span starts or ends, or the clock jumps.
-    private func boundaries(in window: LocalWindow) -> [Int64] {
+    /// Whether the hours say open at a local wall-clock time (seconds since 1970-01-01
+    /// 00:00 of the local calendar).
+    public func isOpen(wall: Int64, place: OpeningHoursPlace = .unknown, timeZone: TimeZone = TimeZone(identifier: "UTC")!) -> Bool {
+        segment(wall: wall, context: EvaluationContext(place: place, timeZone: timeZone)).state == .open
+    }
+
+    /// The first instant after `instant` whose state differs from `current`'s.
+    private func nextChange(after instant: Int64, current: Segment, context: EvaluationContext) -> Date? {
+        let zone = context.timeZone
+        let wall = instant + Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(instant))))
+        let today = wall.floorDiv(86_400)
+        let horizon = week != nil ? 8 : Self.horizonDays
+        for day in today...(today + Int64(horizon)) {
+            for segment in timeline(day: day, context: context).segments {
+                let start = day * 86_400 + Int64(segment.start) * 60
+                guard start > wall, !segment.sameState(as: current) else { continue }
+                return Date(timeIntervalSince1970: Double(Self.instant(ofWall: start, in: zone)))
+            }
+        }
+        return nil
+    }
+
+    /// The instant a local wall-clock time happens (in a spring-forward gap: when the
+    /// clock jumps past it).
+    static func instant(ofWall wall: Int64, in zone: TimeZone) -> Int64 {
+        let guess = wall - Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(wall))))
+        return wall - Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(guess))))
+    }
+
+    /// Instants in the window where a segment starts, or the clock jumps.
+    private func boundaries(in window: LocalWindow, context: EvaluationContext) -> [Int64] {
         var instants: [Int64] = []
         if let transition = window.transition { instants.append(transition) }
-        let first = window.wall(window.instant).flooredDivision(by: 86_400) - 1
-        let last = window.wall(window.instant + LocalWindow.soon).flooredDivision(by: 86_400)
+        let first = window.wall(window.instant).floorDiv(86_400)
+        let last = window.wall(window.instant + LocalWindow.soon).floorDiv(86_400)
         for day in first...last {
-            for span in week[Self.weekday(ofDay: day)] {
-                for second in [span.start, span.end] {
-                    instants.append(contentsOf: window.instants(ofWall: day * 86_400 + Int64(second)))
-                }
+            for segment in timeline(day: day, context: context).segments {
+                instants.append(contentsOf: window.instants(ofWall: day * 86_400 + Int64(segment.start) * 60))
             }
         }
         return instants.sorted()
-    }
-
-    /// Monday = 0 for days counted from 1970-01-01, a Thursday.
-    static func weekday(ofDay day: Int64) -> Int {
-        Int((day + 3).positiveRemainder(7))
     }
 }
 
@@ -109,8 +189,10 @@ public struct LocalWindow: Sendable, Equatable {
     let offsetAfter: Int64
     /// The first second of the new offset, when it changes within the window.
     let transition: Int64?
+    let timeZone: TimeZone
 
     public init(instant date: Date, timeZone: TimeZone) {
+        self.timeZone = timeZone
         let instant = Int64(date.timeIntervalSince1970.rounded(.down))
         func offset(_ second: Int64) -> Int64 {
             Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(second))))
@@ -157,14 +239,3 @@ public struct OpeningHoursError: Error, Sendable, Equatable, CustomStringConvert
     public var description: String { message }
 }
 
-extension Int64 {
-    fileprivate func flooredDivision(by divisor: Int64) -> Int64 {
-        let quotient = self / divisor
-        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
-    }
-
-    fileprivate func positiveRemainder(_ divisor: Int64) -> Int64 {
-        let remainder = self % divisor
-        return remainder < 0 ? remainder + divisor : remainder
-    }
-}

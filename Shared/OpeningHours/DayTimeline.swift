@@ -1,0 +1,263 @@
+import Foundation
+
+/// Where a venue is, for what its hours leave to the place: when the sun rises and
+/// sets there, and which days are its public and school holidays.
+public struct OpeningHoursPlace: Sendable, Hashable {
+    public var latitude: Double?
+    public var longitude: Double?
+    /// ISO 3166-1 alpha-2 (`DE`).
+    public var country: String?
+    /// ISO 3166-2's part after the country (`BW` of `DE-BW`), for holidays that differ by region.
+    public var subdivision: String?
+
+    public init(latitude: Double? = nil, longitude: Double? = nil, country: String? = nil, subdivision: String? = nil) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.country = country
+        self.subdivision = subdivision
+    }
+
+    public static let unknown = OpeningHoursPlace()
+}
+
+/// A stretch of one local day with one state, in minutes from its midnight.
+struct Segment: Sendable, Equatable {
+    var start: Int
+    var end: Int
+    var state: RuleState
+    var comment: String?
+    /// Unknown because the rule gives an open end (`18:00+`).
+    var isOpenEnd = false
+
+    func sameState(as other: Segment) -> Bool {
+        state == other.state && isOpenEnd == other.isOpenEnd
+    }
+}
+
+/// One local day's states from midnight to midnight: painted rule by rule, the way the
+/// reference reads a value (later rules over earlier ones, `off` only over its own
+/// times, `||` only over what is closed).
+struct DayTimeline: Sendable, Equatable {
+    static let minutesInDay = 1440
+
+    private(set) var segments: [Segment] = [Segment(start: 0, end: minutesInDay, state: .closed)]
+
+    func segment(at minute: Int) -> Segment {
+        // Days have few segments: a scan beats a search.
+        for segment in segments where minute < segment.end { return segment }
+        return segments[segments.count - 1]
+    }
+
+    /// Sets `[start, end)` to a state; `overClosedOnly` leaves what is open or unknown.
+    mutating func paint(_ start: Int, _ end: Int, state: RuleState, comment: String?, isOpenEnd: Bool, overClosedOnly: Bool) {
+        let start = max(0, start), end = min(Self.minutesInDay, end)
+        guard start < end else { return }
+        var painted: [Segment] = []
+        painted.reserveCapacity(segments.count + 2)
+        for old in segments {
+            if old.end <= start || old.start >= end || (overClosedOnly && old.state != .closed) {
+                painted.append(old)
+                continue
+            }
+            if old.start < start { painted.append(Segment(start: old.start, end: start, state: old.state, comment: old.comment, isOpenEnd: old.isOpenEnd)) }
+            painted.append(Segment(start: max(old.start, start), end: min(old.end, end), state: state, comment: comment, isOpenEnd: isOpenEnd))
+            if old.end > end { painted.append(Segment(start: end, end: old.end, state: old.state, comment: old.comment, isOpenEnd: old.isOpenEnd)) }
+        }
+        // Join neighbours that read the same.
+        var joined: [Segment] = []
+        joined.reserveCapacity(painted.count)
+        for segment in painted {
+            if var last = joined.last, last.sameState(as: segment), last.comment == segment.comment, last.end == segment.start {
+                last.end = segment.end
+                joined[joined.count - 1] = last
+            } else {
+                joined.append(segment)
+            }
+        }
+        segments = joined
+    }
+}
+
+/// The rules of a value in the order the reference evaluates them: each rule, then
+/// (when its times reach past midnight) a rule of its own for the next day's part.
+struct RuleProgram: Sendable, Equatable {
+    struct Entry: Sendable, Equatable {
+        var rule: Rule
+        /// The rule's part past midnight: it applies on the day after the rule's days.
+        var isWrapped: Bool
+        /// For each time span: whether it reaches past midnight (read with the
+        /// reference's stand-in times for the sun, as it decides this when parsing).
+        var wraps: [Bool]
+
+        /// Whether a later rule of the same days replaces what the rules before said.
+        func resets(after previous: Entry?) -> Bool {
+            let meaning = rule.state == .open
+            return (rule.hasDateSelectors || (previous != nil && meaning && !previous!.rule.hasDateSelectors))
+                && (meaning || rule.state == .unknown) && !isWrapped && !rule.isAdditional && !rule.isFallback
+        }
+    }
+
+    let entries: [Entry]
+    /// The day's timeline depends on the weekday only: no dates, weeks, years,
+    /// holidays or sun. Such a program is evaluated once per weekday.
+    let isWeekStable: Bool
+
+    init(_ rules: [Rule]) {
+        var entries: [Entry] = []
+        var weekStable = true
+        for rule in rules {
+            let wraps = rule.times.map(Self.wraps)
+            entries.append(Entry(rule: rule, isWrapped: false, wraps: wraps))
+            if wraps.contains(true) {
+                entries.append(Entry(rule: rule, isWrapped: true, wraps: wraps))
+            }
+            if !rule.years.isEmpty || !rule.monthdays.isEmpty || !rule.weeks.isEmpty { weekStable = false }
+            for group in rule.dayGroups {
+                for selector in group {
+                    switch selector {
+                    case .holiday: weekStable = false
+                    case .weekdays(_, _, let nth, let offset) where !nth.isEmpty || offset != 0: weekStable = false
+                    default: break
+                    }
+                }
+            }
+            for span in rule.times {
+                if case .sun = span.start { weekStable = false }
+                if case .sun? = span.end { weekStable = false }
+            }
+        }
+        self.entries = entries
+        self.isWeekStable = weekStable
+    }
+
+    /// Whether a span reaches past midnight, as the reference decides it when parsing.
+    static func wraps(_ span: TimeSpan) -> Bool {
+        let start = span.start.fallbackMinutes
+        guard let end = span.end?.fallbackMinutes else {
+            return openEndClose(from: start) > DayTimeline.minutesInDay
+        }
+        if span.openEnd { return true }
+        if end > DayTimeline.minutesInDay { return true }
+        if case .clock = span.start, case .clock? = span.end { return end <= start }
+        return end < start
+    }
+
+    /// Where the reference guesses an open end closes.
+    static func openEndClose(from start: Int) -> Int {
+        if start >= 22 * 60 { return start + 8 * 60 }
+        if start >= 17 * 60 { return start + 10 * 60 }
+        return max(start, DayTimeline.minutesInDay)
+    }
+
+    /// The timeline of local day `day` (days since 1970 in local terms).
+    func timeline(day: Int, context: EvaluationContext) -> DayTimeline {
+        var matched: [Int] = []
+        for (index, entry) in entries.enumerated() {
+            let selectsDay = entry.isWrapped ? day - 1 : day
+            guard entry.rule.matches(day: selectsDay, place: context.place) else { continue }
+            if entry.resets(after: index > 0 ? entries[index - 1] : nil) { matched.removeAll(keepingCapacity: true) }
+            matched.append(index)
+        }
+        var timeline = DayTimeline()
+        for index in matched {
+            apply(entries[index], day: day, to: &timeline, context: context)
+        }
+        return timeline
+    }
+
+    private func apply(_ entry: Entry, day: Int, to timeline: inout DayTimeline, context: EvaluationContext) {
+        let rule = entry.rule
+        let state = rule.state
+        guard !rule.times.isEmpty else {
+            if !entry.isWrapped {
+                timeline.paint(0, DayTimeline.minutesInDay, state: state, comment: rule.comment, isOpenEnd: false,
+                               overClosedOnly: rule.isFallback)
+            }
+            return
+        }
+        let origin = entry.isWrapped ? day - 1 : day
+        let shift = entry.isWrapped ? DayTimeline.minutesInDay : 0
+        for (index, span) in rule.times.enumerated() {
+            guard var (start, end) = interval(span, wraps: entry.wraps[index], day: origin, context: context) else { continue }
+            let endState: RuleState = state == .closed ? .closed : .unknown
+            if span.end == nil {
+                // `07:00+,12:00-16:00`: the open end lasts until the rule's next span, not after it.
+                if index + 1 < rule.times.count,
+                   let next = interval(rule.times[index + 1], wraps: entry.wraps[index + 1], day: origin, context: context), next.0 > start {
+                    end = min(end, next.0)
+                }
+                paintPart(start, end, entry: entry, state: endState, isOpenEnd: state != .closed, shift: shift, timeline: &timeline)
+                continue
+            }
+            paintPart(start, end, entry: entry, state: state, isOpenEnd: false, shift: shift, timeline: &timeline)
+            if span.openEnd {
+                // `10:00-02:00+`: open until the end, then an open end from there.
+                start = end
+                paintPart(start, Self.openEndClose(from: start), entry: entry, state: endState, isOpenEnd: state != .closed,
+                          shift: shift, timeline: &timeline)
+            }
+        }
+    }
+
+    private func paintPart(_ start: Int, _ end: Int, entry: Entry, state: RuleState, isOpenEnd: Bool, shift: Int,
+                           timeline: inout DayTimeline) {
+        // The origin day's part is before midnight, the wrapped part after it.
+        let (from, to) = entry.isWrapped ? (max(start, shift) - shift, end - shift) : (start, min(end, DayTimeline.minutesInDay))
+        timeline.paint(from, to, state: state, comment: entry.rule.comment, isOpenEnd: isOpenEnd, overClosedOnly: entry.rule.isFallback)
+    }
+
+    /// A span on its origin day, in minutes from that day's midnight (the end may be
+    /// up to 2,880, in the next day).
+    private func interval(_ span: TimeSpan, wraps: Bool, day: Int, context: EvaluationContext) -> (Int, Int)? {
+        let start = context.minutes(of: span.start, day: day)
+        guard let endPoint = span.end else {
+            return (start, Self.openEndClose(from: start))
+        }
+        var end = context.minutes(of: endPoint, day: day)
+        // `22:00-02:00`, `sunset-sunrise`, `10:00-10:00` (a whole day from 10:00).
+        if wraps && end <= start { end += DayTimeline.minutesInDay }
+        return start < end ? (start, end) : nil
+    }
+}
+
+extension TimePoint {
+    /// The minutes the reference assumes when parsing (sun events at fixed times).
+    var fallbackMinutes: Int {
+        switch self {
+        case .clock(let minutes): minutes
+        case .sun(let event, let offset): event.fallbackMinutes + offset
+        }
+    }
+}
+
+/// What evaluating a day needs besides the rules: the place and its time zone.
+struct EvaluationContext: Sendable {
+    var place: OpeningHoursPlace
+    var timeZone: TimeZone
+
+    /// A time of day in minutes from the local midnight of `day`.
+    func minutes(of point: TimePoint, day: Int) -> Int {
+        switch point {
+        case .clock(let minutes):
+            return minutes
+        case .sun(let event, let offset):
+            guard let latitude = place.latitude, let longitude = place.longitude else { return event.fallbackMinutes + offset }
+            // The event nearest the day's local noon, as a local time of that day.
+            let noon = Int64(day) * 86_400 + 43_200
+            let noonInstant = noon - Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(noon))))
+            guard let instant = SunTimes.instant(of: event, latitude: latitude, longitude: longitude, near: noonInstant) else {
+                return event.fallbackMinutes + offset
+            }
+            let local = instant + Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(instant))))
+            let minutes = Int((local - Int64(day) * 86_400).floorDiv(60))
+            return min(max(minutes, 0), DayTimeline.minutesInDay) + offset
+        }
+    }
+}
+
+extension Int64 {
+    func floorDiv(_ divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
+}

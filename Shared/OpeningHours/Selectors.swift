@@ -1,0 +1,109 @@
+/// Whether a rule's date selectors select a day. Selectors of different kinds must all
+/// match (`Dec Mo` is the Mondays of December); entries of one kind, any of them.
+extension Rule {
+    func matches(day: Int, place: OpeningHoursPlace) -> Bool {
+        if !years.isEmpty {
+            let year = CivilCalendar.date(day).year
+            guard years.contains(where: { $0.contains(year) }) else { return false }
+        }
+        if !monthdays.isEmpty {
+            guard monthdays.contains(where: { $0.contains(day) }) else { return false }
+        }
+        if !weeks.isEmpty {
+            let week = CivilCalendar.isoWeek(day)
+            guard weeks.contains(where: { $0.contains(week) }) else { return false }
+        }
+        for group in dayGroups {
+            guard group.contains(where: { $0.contains(day, place: place) }) else { return false }
+        }
+        return true
+    }
+}
+
+extension YearRange {
+    func contains(_ year: Int) -> Bool {
+        year >= from && year <= to && (year - from) % period == 0
+    }
+}
+
+extension WeekRange {
+    func contains(_ week: Int) -> Bool {
+        if from <= to { return week >= from && week <= to && (week - from) % period == 0 }
+        // `week 50-02`: over the new year.
+        return week >= from || week <= to
+    }
+}
+
+extension DatePoint {
+    /// The day this point falls on in `year` (its own year when it names one).
+    func day(in year: Int) -> Int {
+        let year = self.year ?? year
+        var day: Int
+        switch base {
+        case .fixed(let month, let dayOfMonth): day = CivilCalendar.days(year: year, month: month, day: dayOfMonth)
+        case .easter: day = CivilCalendar.easter(year: year)
+        }
+        if let shift = weekdayShift {
+            // `Dec 25 +We`: the next Wednesday after the date; `-We` the last before it.
+            repeat { day += shift.forward ? 1 : -1 } while CivilCalendar.weekday(day) != shift.weekday
+        }
+        return day + dayOffset
+    }
+}
+
+extension MonthdayRange {
+    func contains(_ day: Int) -> Bool {
+        let year = CivilCalendar.date(day).year
+        switch self {
+        case .months(let fromYear, let from, let toYear, let to):
+            guard let fromYear else {
+                let month = CivilCalendar.date(day).month
+                return from <= to ? (month >= from && month <= to) : (month >= from || month <= to)
+            }
+            let endYear = toYear ?? (to < from ? fromYear + 1 : fromYear)
+            let first = CivilCalendar.days(year: fromYear, month: from, day: 1)
+            let last = CivilCalendar.days(year: endYear, month: to, day: 1) + CivilCalendar.daysInMonth(year: endYear, month: to) - 1
+            return day >= first && day <= last
+        case .dates(let from, let to, let openEnd):
+            // The range starting in the year before, this year or the next (offsets move
+            // dates over the new year); a range naming its year starts only then.
+            let candidates = from.year.map { [$0] } ?? [year - 1, year, year + 1]
+            for startYear in candidates {
+                let first = from.day(in: startYear)
+                guard first <= day else { continue }
+                var last: Int
+                if let to {
+                    last = to.day(in: startYear)
+                    if last < first, to.year == nil { last = to.day(in: startYear + 1) }
+                } else if openEnd {
+                    // `Dec 24+`: from the date to the end of its year; `2020 Dec 24+` for good.
+                    if from.year != nil { return true }
+                    last = CivilCalendar.days(year: startYear, month: 12, day: 31)
+                } else {
+                    last = first
+                }
+                if day <= last { return true }
+            }
+            return false
+        }
+    }
+}
+
+extension DaySelector {
+    func contains(_ day: Int, place: OpeningHoursPlace) -> Bool {
+        switch self {
+        case .weekdays(let from, let to, let nth, let offset):
+            let base = day - offset
+            let weekday = CivilCalendar.weekday(base)
+            guard from <= to ? (weekday >= from && weekday <= to) : (weekday >= from || weekday <= to) else { return false }
+            guard !nth.isEmpty else { return true }
+            let date = CivilCalendar.date(base)
+            let fromStart = (date.day - 1) / 7 + 1
+            let fromEnd = -((CivilCalendar.daysInMonth(year: date.year, month: date.month) - date.day) / 7 + 1)
+            return nth.contains { $0.contains(fromStart) || $0.contains(fromEnd) }
+        case .holiday(let kind, let offset):
+            guard let country = place.country else { return false }
+            return HolidayCalendar.isHoliday(kind, day: day - offset, country: country, subdivision: place.subdivision) ?? false
+        }
+    }
+}

@@ -1,0 +1,131 @@
+/// Splits an `opening_hours` value into tokens, reading the forms the reference
+/// accepts with a warning as their standard spelling (`Mon` → `Mo`, `–` → `-`,
+/// `10.00` → `10:00`, `to` → `-`), so the parser sees one grammar.
+struct Token: Sendable, Equatable {
+    enum Kind: Sendable, Equatable {
+        /// Digits, with how many were written (`08` has two).
+        case number(Int, digits: Int)
+        /// A known word, in its standard spelling (see `Tokenizer.words`).
+        case word(Word)
+        /// Text in double quotes.
+        case comment(String)
+        /// One of `- : , ; + / [ ] ( )`, or `|` for `||`.
+        case symbol(Character)
+    }
+
+    var kind: Kind
+    /// Where the token starts, in characters from the value's start (for messages).
+    var position: Int
+}
+
+/// The words of the grammar.
+enum Word: Sendable, Equatable {
+    case weekday(Int)
+    case month(Int)
+    case holiday(HolidayKind)
+    case sun(SunEvent)
+    case state(RuleState)
+    case week, easter, day
+}
+
+enum Tokenizer {
+    /// Standard and tolerated spellings of the grammar's words, lower-cased.
+    static let words: [String: Word] = {
+        var words: [String: Word] = [:]
+        let weekdays = [
+            ["mo", "mon", "monday", "mondays"], ["tu", "tue", "tues", "tuesday", "tuesdays"],
+            ["we", "wed", "wednesday", "wednesdays"], ["th", "thu", "thur", "thurs", "thursday", "thursdays"],
+            ["fr", "fri", "friday", "fridays"], ["sa", "sat", "saturday", "saturdays"], ["su", "sun", "sunday", "sundays"],
+        ]
+        for (index, spellings) in weekdays.enumerated() { for spelling in spellings { words[spelling] = .weekday(index) } }
+        let months = [
+            ["jan", "january"], ["feb", "february"], ["mar", "march"], ["apr", "april"], ["may"], ["jun", "june"],
+            ["jul", "july"], ["aug", "august"], ["sep", "sept", "september"], ["oct", "october"], ["nov", "november"],
+            ["dec", "december"],
+        ]
+        for (index, spellings) in months.enumerated() { for spelling in spellings { words[spelling] = .month(index + 1) } }
+        words["ph"] = .holiday(.public)
+        words["sh"] = .holiday(.school)
+        for event in SunEvent.allCases { words[event.rawValue] = .sun(event) }
+        words["open"] = .state(.open)
+        words["closed"] = .state(.closed)
+        words["off"] = .state(.closed)
+        words["unknown"] = .state(.unknown)
+        words["week"] = .week
+        words["easter"] = .easter
+        words["day"] = .day
+        words["days"] = .day
+        return words
+    }()
+
+    static func tokens(_ text: String) throws(OpeningHoursError) -> [Token] {
+        let characters = Array(text)
+        var tokens: [Token] = []
+        var index = 0
+        while index < characters.count {
+            let character = characters[index]
+            let start = index
+            if character.isWhitespace {
+                index += 1
+            } else if let digit = character.wholeNumberValue, character.isASCII {
+                var value = digit
+                index += 1
+                while index < characters.count, let next = characters[index].wholeNumberValue, characters[index].isASCII {
+                    // Long runs of digits are never a date or time: stop before they overflow.
+                    guard index - start < 6 else { throw OpeningHoursError(message: "the number at position \(start + 1) is too long") }
+                    value = value * 10 + next
+                    index += 1
+                }
+                tokens.append(Token(kind: .number(value, digits: index - start), position: start))
+                // `10.00` and `10h00` as times.
+                if index + 1 < characters.count, characters[index] == "." || characters[index] == "h",
+                   characters[index + 1].isASCII, characters[index + 1].isNumber {
+                    tokens.append(Token(kind: .symbol(":"), position: index))
+                    index += 1
+                }
+            } else if character.isLetter {
+                while index < characters.count, characters[index].isLetter { index += 1 }
+                let word = String(characters[start..<index]).lowercased()
+                // `Mon.` and `Jan.`: the dot of an abbreviation.
+                if index < characters.count, characters[index] == ".", words[word] != nil { index += 1 }
+                if word == "to" || word == "till" || word == "until" {
+                    tokens.append(Token(kind: .symbol("-"), position: start))
+                } else if word == "and" {
+                    tokens.append(Token(kind: .symbol(","), position: start))
+                } else if let known = words[word] {
+                    tokens.append(Token(kind: .word(known), position: start))
+                } else {
+                    throw OpeningHoursError(message: "\"\(word)\" at position \(start + 1) is not part of the opening_hours syntax")
+                }
+            } else if character == "\"" || character == "“" || character == "„" {
+                index += 1
+                while index < characters.count, characters[index] != "\"", characters[index] != "”", characters[index] != "“" {
+                    index += 1
+                }
+                guard index < characters.count else {
+                    throw OpeningHoursError(message: "the comment starting at position \(start + 1) has no closing quote")
+                }
+                tokens.append(Token(kind: .comment(String(characters[(start + 1)..<index])), position: start))
+                index += 1
+            } else if character == "|" {
+                guard index + 1 < characters.count, characters[index + 1] == "|" else {
+                    throw OpeningHoursError(message: "a single \"|\" at position \(start + 1): rules fall back with \"||\"")
+                }
+                tokens.append(Token(kind: .symbol("|"), position: start))
+                index += 2
+            } else if "-:,;+/[]()".contains(character) {
+                tokens.append(Token(kind: .symbol(character), position: start))
+                index += 1
+            } else if character == "–" || character == "—" || character == "~" {
+                tokens.append(Token(kind: .symbol("-"), position: start))
+                index += 1
+            } else if character == "：" {
+                tokens.append(Token(kind: .symbol(":"), position: start))
+                index += 1
+            } else {
+                throw OpeningHoursError(message: "\"\(character)\" at position \(start + 1) is not part of the opening_hours syntax")
+            }
+        }
+        return tokens
+    }
+}
