@@ -46,7 +46,7 @@ release: deps
 ## test: every test target, including the system tests that start real processes, then the API check
 test: deps compose-check kubernetes-check toolchain-check client-check client-snippets
 	$(call timed,build with tests,swift build --build-tests)
-	$(call timed,swift test,swift test --skip-build)
+	$(call timed,swift test,bash Tests/run-swift-test.sh)
 	$(call timed,compose-test,$(MAKE) compose-test)
 	$(call timed,api-check,$(MAKE) api-check)
 	$(call timed,console-check,$(MAKE) console-check)

@@ -113,6 +113,7 @@ let package = Package(
         .target(
             name: "OpeningHours",
             path: "Shared/OpeningHours",
+            exclude: ["Holidays"],
             swiftSettings: swiftSettings
         ),
 
@@ -537,6 +538,7 @@ let package = Package(
             name: "Benchmarks",
             dependencies: [
                 "ZeroMQ", "Wire", "Contracts", "ServiceClient", "ServiceKit", "ServiceKitTesting", "EdgeFixtures", "Auth", "Catalogue", "Geo",
+                "OpeningHours",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

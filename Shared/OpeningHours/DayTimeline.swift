@@ -112,8 +112,8 @@ struct RuleProgram: Sendable, Equatable {
                 entries.append(Entry(rule: rule, isWrapped: true, wraps: wraps))
             }
             if !rule.years.isEmpty || !rule.monthdays.isEmpty || !rule.weeks.isEmpty { weekStable = false }
-            for group in rule.dayGroups {
-                for selector in group {
+            do {
+                for selector in rule.weekdays + rule.holidays {
                     switch selector {
                     case .holiday: weekStable = false
                     case .weekdays(_, _, let nth, let offset) where !nth.isEmpty || offset != 0: weekStable = false
@@ -178,23 +178,21 @@ struct RuleProgram: Sendable, Equatable {
         let origin = entry.isWrapped ? day - 1 : day
         let shift = entry.isWrapped ? DayTimeline.minutesInDay : 0
         for (index, span) in rule.times.enumerated() {
-            guard var (start, end) = interval(span, wraps: entry.wraps[index], day: origin, context: context) else { continue }
+            guard let (start, end) = interval(span, wraps: entry.wraps[index], day: origin, context: context) else { continue }
             let endState: RuleState = state == .closed ? .closed : .unknown
             if span.end == nil {
-                // `07:00+,12:00-16:00`: the open end lasts until the rule's next span, not after it.
-                if index + 1 < rule.times.count,
-                   let next = interval(rule.times[index + 1], wraps: entry.wraps[index + 1], day: origin, context: context), next.0 > start {
-                    end = min(end, next.0)
-                }
-                paintPart(start, end, entry: entry, state: endState, isOpenEnd: state != .closed, shift: shift, timeline: &timeline)
+                paintPart(start, openEndClose(rule, from: start, until: end, day: origin, context: context, wraps: entry.wraps),
+                          entry: entry, state: endState, isOpenEnd: state != .closed, shift: shift, timeline: &timeline)
                 continue
             }
             paintPart(start, end, entry: entry, state: state, isOpenEnd: false, shift: shift, timeline: &timeline)
-            if span.openEnd {
-                // `10:00-02:00+`: open until the end, then an open end from there.
-                start = end
-                paintPart(start, Self.openEndClose(from: start), entry: entry, state: endState, isOpenEnd: state != .closed,
-                          shift: shift, timeline: &timeline)
+            if span.openEnd, let endPoint = span.end {
+                // `10:00-02:00+`: open until the end, then an open end from there (its
+                // close guessed, as the reference does, from the end's parse-time minutes).
+                let guessed = Self.openEndClose(from: endPoint.fallbackMinutes)
+                paintPart(end, openEndClose(rule, from: end, until: max(guessed, end), day: origin, context: context,
+                                            wraps: entry.wraps),
+                          entry: entry, state: endState, isOpenEnd: state != .closed, shift: shift, timeline: &timeline)
             }
         }
     }
@@ -206,14 +204,27 @@ struct RuleProgram: Sendable, Equatable {
         timeline.paint(from, to, state: state, comment: entry.rule.comment, isOpenEnd: isOpenEnd, overClosedOnly: entry.rule.isFallback)
     }
 
+    /// Where an open end from `start` stops: at its guessed close, or where a later
+    /// span of the same rule starts (`07:00+,12:00-16:00` is unknown from 07:00 to
+    /// 12:00 and closed after 16:00, as the reference reads it).
+    private func openEndClose(_ rule: Rule, from start: Int, until close: Int, day: Int, context: EvaluationContext,
+                              wraps: [Bool]) -> Int {
+        var close = close
+        for (index, other) in rule.times.enumerated() {
+            if let next = interval(other, wraps: wraps[index], day: day, context: context), next.0 > start { close = min(close, next.0) }
+        }
+        return close
+    }
+
     /// A span on its origin day, in minutes from that day's midnight (the end may be
     /// up to 2,880, in the next day).
     private func interval(_ span: TimeSpan, wraps: Bool, day: Int, context: EvaluationContext) -> (Int, Int)? {
         let start = context.minutes(of: span.start, day: day)
         guard let endPoint = span.end else {
-            return (start, Self.openEndClose(from: start))
+            // The reference guesses the close when parsing, from the start's stand-in minutes.
+            return (start, max(start, Self.openEndClose(from: span.start.fallbackMinutes)))
         }
-        var end = context.minutes(of: endPoint, day: day)
+        var end = context.minutes(of: endPoint, day: day, atNoon: !wraps)
         // `22:00-02:00`, `sunset-sunrise`, `10:00-10:00` (a whole day from 10:00).
         if wraps && end <= start { end += DayTimeline.minutesInDay }
         return start < end ? (start, end) : nil
@@ -235,22 +246,26 @@ struct EvaluationContext: Sendable {
     var place: OpeningHoursPlace
     var timeZone: TimeZone
 
-    /// A time of day in minutes from the local midnight of `day`.
-    func minutes(of point: TimePoint, day: Int) -> Int {
+    /// A time of day in minutes from the local midnight of `day`. The reference asks
+    /// SunCalc at the instant it evaluates, which picks the solar day: a range's start
+    /// is asked at midnight (the day before's event), its end within the day (`atNoon`).
+    func minutes(of point: TimePoint, day: Int, atNoon: Bool = false) -> Int {
         switch point {
         case .clock(let minutes):
             return minutes
         case .sun(let event, let offset):
             guard let latitude = place.latitude, let longitude = place.longitude else { return event.fallbackMinutes + offset }
-            // The event nearest the day's local noon, as a local time of that day.
-            let noon = Int64(day) * 86_400 + 43_200
-            let noonInstant = noon - Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(noon))))
-            guard let instant = SunTimes.instant(of: event, latitude: latitude, longitude: longitude, near: noonInstant) else {
+            // Computed from the day's local midnight, as the reference does (SunCalc
+            // picks its solar day from the instant it is given).
+            let midnight = Int64(day) * 86_400 + (atNoon ? 43_200 : 0)
+            let midnightInstant = midnight - Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(midnight))))
+            guard let instant = SunTimes.instant(of: event, latitude: latitude, longitude: longitude, near: midnightInstant) else {
                 return event.fallbackMinutes + offset
             }
+            // Its local time of day (from midnight, SunCalc gives the day before's
+            // event: the reference takes its time of day, a minute or two off today's).
             let local = instant + Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(instant))))
-            let minutes = Int((local - Int64(day) * 86_400).floorDiv(60))
-            return min(max(minutes, 0), DayTimeline.minutesInDay) + offset
+            return Int((local - local.floorDiv(86_400) * 86_400) / 60) + offset
         }
     }
 }
@@ -259,5 +274,28 @@ extension Int64 {
     func floorDiv(_ divisor: Int64) -> Int64 {
         let quotient = self / divisor
         return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
+}
+
+extension OpeningHoursPlace {
+    /// The holiday table's subdivision for a GeoNames first-level division
+    /// (`admin1`): its ISO 3166-2 code where the two differ (German states are
+    /// numbered in GeoNames), the code itself where they agree (CH, GB, US); nil for
+    /// the countries whose holidays the table keeps by country only.
+    public static func holidaySubdivision(country: String, geoNamesAdmin1 code: String) -> String? {
+        switch country.uppercased() {
+        case "DE":
+            let states = ["01": "BW", "02": "BY", "03": "HB", "04": "HH", "05": "HE", "06": "NI", "07": "NW", "08": "RP",
+                          "09": "SL", "10": "SH", "11": "BB", "12": "MV", "13": "SN", "14": "ST", "15": "TH", "16": "BE"]
+            return states[code]
+        case "AT":
+            // Austria's states are 01-09 in GeoNames and 1-9 in ISO 3166-2.
+            guard let number = Int(code), (1...9).contains(number) else { return nil }
+            return String(number)
+        case "CH", "GB", "US":
+            return code
+        default:
+            return nil
+        }
     }
 }

@@ -19,9 +19,10 @@ enum Normalizer {
         var parts: [String] = []
         if rule.isAlways { parts.append("24/7") }
         if !rule.years.isEmpty { parts.append(rule.years.map(text(of:)).joined(separator: ",")) }
-        if !rule.monthdays.isEmpty { parts.append(rule.monthdays.map(text(of:)).joined(separator: ",")) }
+        for group in rule.monthdays { parts.append(group.map(text(of:)).joined(separator: ",")) }
         if !rule.weeks.isEmpty { parts.append("week " + rule.weeks.map(text(of:)).joined(separator: ",")) }
-        for group in rule.dayGroups { parts.append(group.map(text(of:)).joined(separator: ",")) }
+        if !rule.holidays.isEmpty { parts.append(rule.holidays.map(text(of:)).joined(separator: " ")) }
+        if !rule.weekdays.isEmpty { parts.append(rule.weekdays.map(text(of:)).joined(separator: ",")) }
         if !rule.times.isEmpty { parts.append(rule.times.map(text(of:)).joined(separator: ",")) }
         switch rule.modifier {
         case .open?: parts.append("open")
@@ -55,14 +56,15 @@ enum Normalizer {
             if from == to && fromYear == toYear { return start }
             let end = (toYear != fromYear ? toYear.map { "\($0) " } ?? "" : "") + months[to - 1]
             return start + "-" + end
-        case .dates(let from, let to, let openEnd):
+        case .dates(let from, let to, let openEnd, let period):
+            let period = period > 1 ? "/\(period)" : ""
             var text = self.text(of: from)
             if let to {
                 if to.year == from.year, to.weekdayShift == nil, to.dayOffset == 0,
                    case .fixed(let month, let day) = to.base, case .fixed(month, _) = from.base {
-                    text += "-" + two(day)
+                    text += "-" + two(day) + period
                 } else {
-                    text += "-" + self.text(of: to)
+                    text += "-" + self.text(of: to) + period
                 }
             } else if openEnd {
                 text += "+"
@@ -76,6 +78,7 @@ enum Normalizer {
         switch point.base {
         case .fixed(let month, let day): text += "\(months[month - 1]) \(two(day))"
         case .easter: text += "easter"
+        case .nthWeekday(let month, let weekday, let nth): text += "\(months[month - 1]) \(weekdays[weekday])[\(nth)]"
         }
         if let shift = point.weekdayShift { text += " \(shift.forward ? "+" : "-")\(weekdays[shift.weekday])" }
         text += offset(point.dayOffset)

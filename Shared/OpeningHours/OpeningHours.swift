@@ -49,7 +49,7 @@ public struct OpeningHours: Sendable, Equatable, CustomStringConvertible {
                 if case .sun = span.start { return true }
                 if case .sun? = span.end { return true }
                 return false
-            } || entry.rule.dayGroups.joined().contains { if case .holiday = $0 { return true } else { return false } }
+            } || (entry.rule.weekdays + entry.rule.holidays).contains { if case .holiday = $0 { return true } else { return false } }
         }
     }
 
@@ -130,7 +130,7 @@ public struct OpeningHours: Sendable, Equatable, CustomStringConvertible {
         let current = segment(wall: window.wall(window.instant), context: context)
         return OpeningState(status: status(in: window, place: place),
                             nextChange: nextChange(after: window.instant, current: current, context: context),
-                            comment: current.isOpenEnd ? (current.comment ?? "open end") : current.comment)
+                            comment: current.comment)
     }
 
     /// Whether the hours say open at a local wall-clock time (seconds since 1970-01-01

@@ -11,8 +11,20 @@ struct Parser {
         guard text.unicodeScalars.count <= maxLength else {
             throw OpeningHoursError(message: "hours is longer than \(maxLength) characters")
         }
-        var parser = Parser(tokens: try Tokenizer.tokens(text))
-        let rules = try parser.rules()
+        do {
+            var parser = Parser(tokens: try Tokenizer.tokens(text))
+            return try parser.nonEmptyRules()
+        } catch {
+            // The tolerant forms (`Mon-Fri 8am-6pm`, `lundi`), read as the reference reads
+            // them; when they do not help either, the strict reading's reason is the clearer.
+            var tolerant = Parser(tokens: (try? Tokenizer.tokens(Corrections.rewritingPhrases(text), tolerant: true)) ?? [])
+            guard let rules = try? tolerant.nonEmptyRules() else { throw error }
+            return rules
+        }
+    }
+
+    private mutating func nonEmptyRules() throws(OpeningHoursError) -> [Rule] {
+        let rules = try rules()
         guard !rules.isEmpty else { throw OpeningHoursError(message: "hours is empty") }
         return rules
     }
@@ -69,18 +81,23 @@ struct Parser {
                 rule.isAlways = true
                 at += 3
             case .word(.weekday), .word(.holiday):
-                rule.dayGroups.append(try dayGroup())
+                let group = try dayGroup()
+                if group.contains(where: { if case .weekdays = $0 { true } else { false } }) {
+                    rule.weekdays += group
+                } else {
+                    rule.holidays += group
+                }
             case .word(.month), .word(.easter):
-                rule.monthdays += try monthdays()
+                rule.monthdays.append(try monthdays())
             case .number(let value, let digits) where digits == 4 && value >= 1900 && !isSymbol(":", at + 1):
                 if isMonthOrEaster(at + 1) || (isSymbol("-", at + 1) && isYear(at + 2) && isMonthOrEaster(at + 3)) {
-                    rule.monthdays += try monthdays()
+                    rule.monthdays.append(try monthdays())
                 } else {
                     rule.years += try years()
                 }
             case .word(.week):
                 rule.weeks += try weeks()
-            case .symbol(":") where at > first:
+            case .symbol(":"):
                 // The separator for readability between wide and small selectors.
                 at += 1
             case .number, .word(.sun), .symbol("("):
@@ -181,6 +198,10 @@ struct Parser {
             if isSymbol("+") {
                 range.to = Int.max
                 at += 1
+            } else if isSymbol("/"), case .number(let period, _)? = peek(at + 1)?.kind, period >= 1 {
+                // `2055/2`: from 2055, every second year.
+                range = YearRange(from: from, to: Int.max, period: period)
+                at += 2
             } else if isSymbol("-"), isYear(at + 1) {
                 at += 1
                 range.to = try year()
@@ -196,6 +217,7 @@ struct Parser {
         at += 1 // "week"
         var ranges: [WeekRange] = []
         repeat {
+            if case .word(.week)? = peek()?.kind { at += 1 } // `week 01,week 03`
             let from = try weekNumber()
             var range = WeekRange(from: from, to: from)
             if isSymbol("-") {
@@ -205,8 +227,9 @@ struct Parser {
             }
             ranges.append(range)
         } while consumeComma(if: { parser, next in
+            if case .word(.week)? = parser.peek(next)?.kind { return true }
             guard case .number(_, let digits)? = parser.peek(next)?.kind else { return false }
-            return digits <= 2 && !parser.isSymbol(":", next + 1)
+            return digits <= 2 && (!parser.isSymbol(":", next + 1) || parser.tokens[next + 1].spaceAfter)
         })
         return ranges
     }
@@ -229,17 +252,43 @@ struct Parser {
 
     private mutating func monthdays() throws(OpeningHoursError) -> [MonthdayRange] {
         var ranges: [MonthdayRange] = []
+        var month: (year: Int?, month: Int)?
         repeat {
-            ranges.append(try monthdayRange())
+            if let month, isDay(at) {
+                // `Dec 11,15-17,24`: more days of the month before.
+                ranges.append(try dayList(year: month.year, month: month.month))
+            } else {
+                let range = try monthdayRange()
+                ranges.append(range)
+                if case .dates(let from, _, _, _) = range, case .fixed(let fixedMonth, _) = from.base {
+                    month = (from.year, fixedMonth)
+                } else {
+                    month = nil
+                }
+            }
         } while consumeComma(if: { parser, next in
             parser.isMonthOrEaster(next) || (parser.isYear(next) && parser.isMonthOrEaster(next + 1))
+                || (month != nil && parser.isDay(next))
         })
         return ranges
     }
 
+    /// `15`, `15-17`, `19-23/2` in a month named before.
+    private mutating func dayList(year: Int?, month: Int) throws(OpeningHoursError) -> MonthdayRange {
+        guard case .number(let first, _)? = peek()?.kind else { throw failure("expected a day of the month") }
+        at += 1
+        let from = DatePoint(year: year, base: .fixed(month: month, day: first))
+        guard isSymbol("-"), isDay(at + 1), case .number(let last, _)? = peek(at + 1)?.kind else {
+            return .dates(from: from, to: nil, openEnd: false)
+        }
+        at += 2
+        return .dates(from: from, to: DatePoint(year: year, base: .fixed(month: month, day: last)), openEnd: false,
+                      period: try period() ?? 1)
+    }
+
     private mutating func monthdayRange() throws(OpeningHoursError) -> MonthdayRange {
         let fromYear = isYear(at) ? try year() : nil
-        if case .word(.month(let month))? = peek()?.kind, !isDay(at + 1) {
+        if case .word(.month(let month))? = peek()?.kind, !isDay(at + 1), !isNthWeekday(at + 1) {
             // Whole months: `Jan`, `Jan-Mar`, `2013 Nov-2014 Jan`.
             at += 1
             guard isSymbol("-"), isMonthRangeEnd(at + 1) else {
@@ -258,16 +307,16 @@ struct Parser {
         }
         guard isSymbol("-"), !isDayOffsetAhead(at) else { return .dates(from: from, to: nil, openEnd: false) }
         at += 1
-        if case .number(let day, _)? = peek()?.kind, !isSymbol(":", at + 1), case .fixed(let month, _) = from.base {
+        if case .number(let day, _)? = peek()?.kind, isDay(at), case .fixed(let month, _) = from.base {
             // `Dec 24-26`: the end in the start's month.
-            guard (1...31).contains(day) else { throw failure("\(day) is not a day of the month") }
             at += 1
             var to = DatePoint(year: from.year, base: .fixed(month: month, day: day))
             to.dayOffset = try dayOffset() ?? 0
-            return .dates(from: from, to: to, openEnd: false)
+            return .dates(from: from, to: to, openEnd: false, period: try period() ?? 1)
         }
         let toYear = isYear(at) ? try year() : nil
-        return .dates(from: from, to: try datePoint(year: toYear), openEnd: false)
+        let to = try datePoint(year: toYear)
+        return .dates(from: from, to: to, openEnd: false, period: try period() ?? 1)
     }
 
     /// `Dec 25`, `easter`, each optionally moved: `Dec 25 +We`, `easter -2 days`.
@@ -277,6 +326,14 @@ struct Parser {
         case .word(.easter)?:
             at += 1
             point = DatePoint(year: year, base: .easter)
+        case .word(.month(let month))? where isNthWeekday(at + 1):
+            let negative = isSymbol("-", at + 3)
+            let nthIndex = negative ? at + 4 : at + 3
+            guard case .word(.weekday(let weekday))? = peek(at + 1)?.kind, case .number(let nth, _)? = peek(nthIndex)?.kind,
+                  (1...5).contains(nth), isSymbol("]", nthIndex + 1)
+            else { throw failure("expected a weekday's occurrence from 1 to 5 or -1 to -5, as Jan Su[-1]") }
+            at = nthIndex + 2
+            point = DatePoint(year: year, base: .nthWeekday(month: month, weekday: weekday, nth: negative ? -nth : nth))
         case .word(.month(let month))?:
             guard case .number(let day, _)? = peek(at + 1)?.kind, (1...31).contains(day) else {
                 throw failure("expected a day of the month after the month")
@@ -353,11 +410,19 @@ struct Parser {
     private mutating func timePoint(isEnd: Bool) throws(OpeningHoursError) -> TimePoint {
         switch peek()?.kind {
         case .number(let hours, _)?:
+            if case .word(.meridiem(let pm))? = peek(at + 1)?.kind {
+                at += 2
+                return try twelveHour(hours, 0, pm: pm)
+            }
             guard isSymbol(":", at + 1), case .number(let minutes, _)? = peek(at + 2)?.kind else {
                 throw failure("expected a time as HH:MM")
             }
             guard minutes < 60, hours <= (isEnd ? 48 : 24) else { throw failure("\(hours):\(minutes) is not a time") }
             at += 3
+            if case .word(.meridiem(let pm))? = peek()?.kind {
+                at += 1
+                return try twelveHour(hours, minutes, pm: pm)
+            }
             return .clock(hours * 60 + minutes)
         case .word(.sun(let event))?:
             at += 1
@@ -374,6 +439,12 @@ struct Parser {
         default:
             throw failure("expected a time")
         }
+    }
+
+    /// `1pm` → 13:00, `12am` → 00:00.
+    private func twelveHour(_ hours: Int, _ minutes: Int, pm: Bool) throws(OpeningHoursError) -> TimePoint {
+        guard (1...12).contains(hours), minutes < 60 else { throw failure("\(hours) is not an hour of a 12-hour clock") }
+        return .clock((hours % 12 + (pm ? 12 : 0)) * 60 + minutes)
     }
 
     // MARK: Looking ahead
@@ -404,10 +475,23 @@ struct Parser {
         }
     }
 
-    /// A day of the month after a month: a number not starting a time.
+    /// A day of the month after a month: a number from 1 to 31 not starting a time
+    /// (a colon with a space after it, `Jan 02: 18:00`, is the readability separator).
     private func isDay(_ index: Int) -> Bool {
-        guard case .number(_, let digits)? = peek(index)?.kind, digits <= 2 else { return false }
-        return !isSymbol(":", index + 1)
+        guard case .number(let value, let digits)? = peek(index)?.kind, digits <= 2, (1...31).contains(value) else { return false }
+        if case .word(.meridiem)? = peek(index + 1)?.kind { return false }
+        return !isSymbol(":", index + 1) || tokens[index + 1].spaceAfter
+    }
+
+    /// `Su[-1]` after a month: a date, the month's last Sunday.
+    private func isNthWeekday(_ index: Int) -> Bool {
+        guard case .word(.weekday)? = peek(index)?.kind else { return false }
+        return isSymbol("[", index + 1)
+    }
+
+    private func isMeridiem(_ index: Int) -> Bool {
+        if case .word(.meridiem)? = peek(index)?.kind { return true }
+        return false
     }
 
     private func isNumberAt(_ index: Int) -> Bool {
@@ -419,12 +503,12 @@ struct Parser {
     private func isMonthRangeEnd(_ index: Int) -> Bool {
         let index = isYear(index) ? index + 1 : index
         guard case .word(.month)? = peek(index)?.kind else { return false }
-        return !isDay(index + 1)
+        return !isDay(index + 1) && !isNthWeekday(index + 1)
     }
 
     private func isTimeAhead(_ index: Int) -> Bool {
         switch peek(index)?.kind {
-        case .number?: isSymbol(":", index + 1) || (isSymbol("-", index + 1) && isNumberAt(index + 2))
+        case .number?: isSymbol(":", index + 1) || (isSymbol("-", index + 1) && isNumberAt(index + 2)) || isMeridiem(index + 1)
         case .word(.sun)?: true
         case .symbol("(")?: true
         default: false

@@ -6,15 +6,18 @@ extension Rule {
             let year = CivilCalendar.date(day).year
             guard years.contains(where: { $0.contains(year) }) else { return false }
         }
-        if !monthdays.isEmpty {
-            guard monthdays.contains(where: { $0.contains(day) }) else { return false }
+        for group in monthdays {
+            guard group.contains(where: { $0.contains(day) }) else { return false }
         }
         if !weeks.isEmpty {
             let week = CivilCalendar.isoWeek(day)
             guard weeks.contains(where: { $0.contains(week) }) else { return false }
         }
-        for group in dayGroups {
-            guard group.contains(where: { $0.contains(day, place: place) }) else { return false }
+        if !holidays.isEmpty {
+            guard holidays.contains(where: { $0.contains(day, place: place) }) else { return false }
+        }
+        if !weekdays.isEmpty {
+            guard weekdays.contains(where: { $0.contains(day, place: place) }) else { return false }
         }
         return true
     }
@@ -35,13 +38,26 @@ extension WeekRange {
 }
 
 extension DatePoint {
-    /// The day this point falls on in `year` (its own year when it names one).
-    func day(in year: Int) -> Int {
+    /// The day this point falls on in `year` (its own year when it names one); nil
+    /// for a date the year does not have (Feb 29).
+    func day(in year: Int) -> Int? {
         let year = self.year ?? year
         var day: Int
         switch base {
-        case .fixed(let month, let dayOfMonth): day = CivilCalendar.days(year: year, month: month, day: dayOfMonth)
+        case .fixed(let month, let dayOfMonth):
+            guard dayOfMonth <= CivilCalendar.daysInMonth(year: year, month: month) else { return nil }
+            day = CivilCalendar.days(year: year, month: month, day: dayOfMonth)
         case .easter: day = CivilCalendar.easter(year: year)
+        case .nthWeekday(let month, let weekday, let nth):
+            let first = CivilCalendar.days(year: year, month: month, day: 1)
+            let length = CivilCalendar.daysInMonth(year: year, month: month)
+            if nth > 0 {
+                day = first + (weekday - CivilCalendar.weekday(first) + 7) % 7 + 7 * (nth - 1)
+            } else {
+                let last = first + length - 1
+                day = last - (CivilCalendar.weekday(last) - weekday + 7) % 7 + 7 * (nth + 1)
+            }
+            guard day >= first, day < first + length else { return nil }
         }
         if let shift = weekdayShift {
             // `Dec 25 +We`: the next Wednesday after the date; `-We` the last before it.
@@ -64,17 +80,31 @@ extension MonthdayRange {
             let first = CivilCalendar.days(year: fromYear, month: from, day: 1)
             let last = CivilCalendar.days(year: endYear, month: to, day: 1) + CivilCalendar.daysInMonth(year: endYear, month: to) - 1
             return day >= first && day <= last
-        case .dates(let from, let to, let openEnd):
+        case .dates(let from, let to, let openEnd, let period):
             // The range starting in the year before, this year or the next (offsets move
             // dates over the new year); a range naming its year starts only then.
-            let candidates = from.year.map { [$0] } ?? [year - 1, year, year + 1]
+            // The reference looks at this year's easter only.
+            let candidates: [Int]
+            if let fixedYear = from.year {
+                candidates = [fixedYear]
+            } else if case .easter = from.base {
+                candidates = [year]
+            } else {
+                candidates = [year - 1, year, year + 1]
+            }
             for startYear in candidates {
-                let first = from.day(in: startYear)
-                guard first <= day else { continue }
+                guard let first = from.day(in: startYear), first <= day else { continue }
                 var last: Int
                 if let to {
-                    last = to.day(in: startYear)
-                    if last < first, to.year == nil { last = to.day(in: startYear + 1) }
+                    guard var end = to.day(in: startYear) else { continue }
+                    // A range wraps over the new year (`Dec 25-easter`, `easter-Apr 02`).
+                    if end < first, to.year == nil {
+                        guard let next = to.day(in: startYear + 1) else { continue }
+                        end = next
+                    }
+                    // The reference ends a range at easter the day before it.
+                    if case .easter = to.base { end -= 1 }
+                    last = end
                 } else if openEnd {
                     // `Dec 24+`: from the date to the end of its year; `2020 Dec 24+` for good.
                     if from.year != nil { return true }
@@ -82,7 +112,7 @@ extension MonthdayRange {
                 } else {
                     last = first
                 }
-                if day <= last { return true }
+                if day <= last { return (day - first) % period == 0 }
             }
             return false
         }

@@ -14,11 +14,15 @@ struct Rule: Sendable, Equatable {
     /// before leave the venue closed.
     var isFallback = false
     var years: [YearRange] = []
-    var monthdays: [MonthdayRange] = []
+    /// Groups of months and dates written apart (`Jan-Feb Jan 09-15`): each must
+    /// match; within a group (`Aug,Dec 25-easter`), any entry.
+    var monthdays: [[MonthdayRange]] = []
     var weeks: [WeekRange] = []
-    /// Days as groups that must all match; each group matches when one of its entries
-    /// does (`Mo-Fr,PH` is one group, `SH Mo-Fr` two).
-    var dayGroups: [[DaySelector]] = []
+    /// Weekdays, with holidays written in their list (`Mo-Fr,PH`): any of them.
+    var weekdays: [DaySelector] = []
+    /// Holidays written apart from weekdays (`SH Mo-Fr`, `PH -1 day SH`): any of them,
+    /// and the weekdays too when there are any, as the reference reads it.
+    var holidays: [DaySelector] = []
     var times: [TimeSpan] = []
     /// `open`, `closed` (or `off`), `unknown` as written; nil when none was.
     var modifier: RuleState?
@@ -37,7 +41,7 @@ struct Rule: Sendable, Equatable {
 
     /// Whether any date selector narrows the days (the reference's "date.length > 0").
     var hasDateSelectors: Bool {
-        !years.isEmpty || !monthdays.isEmpty || !weeks.isEmpty || !dayGroups.isEmpty
+        !years.isEmpty || !monthdays.isEmpty || !weeks.isEmpty || !weekdays.isEmpty || !holidays.isEmpty
     }
 }
 
@@ -59,6 +63,8 @@ struct DatePoint: Sendable, Equatable {
     enum Base: Sendable, Equatable {
         case fixed(month: Int, day: Int)
         case easter
+        /// `Jan Su[-1]`: the last Sunday of January; `nth` 1…5 or -1…-5.
+        case nthWeekday(month: Int, weekday: Int, nth: Int)
     }
 
     var year: Int?
@@ -77,7 +83,8 @@ enum MonthdayRange: Sendable, Equatable {
     /// Whole months, `Jan-Mar` (wrapping `Nov-Feb`), optionally of given years.
     case months(fromYear: Int?, from: Int, toYear: Int?, to: Int)
     /// Dates, `Dec 24-26`, `Dec 24-Jan 02`, `easter -2 days`; `openEnd` for `Dec 24+`.
-    case dates(from: DatePoint, to: DatePoint?, openEnd: Bool)
+    /// `period` takes every nth day of the range (`Jan 01-31/8`).
+    case dates(from: DatePoint, to: DatePoint?, openEnd: Bool, period: Int = 1)
 }
 
 /// One entry of a day group.

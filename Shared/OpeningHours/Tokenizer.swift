@@ -16,6 +16,8 @@ struct Token: Sendable, Equatable {
     var kind: Kind
     /// Where the token starts, in characters from the value's start (for messages).
     var position: Int
+    /// Whitespace follows it (`Jan 02: 18:00` has a readability colon, `02:18` a time).
+    var spaceAfter = false
 }
 
 /// The words of the grammar.
@@ -26,6 +28,8 @@ enum Word: Sendable, Equatable {
     case sun(SunEvent)
     case state(RuleState)
     case week, easter, day
+    /// `am`, `pm` after a time: a 12-hour clock, read with a warning.
+    case meridiem(pm: Bool)
 }
 
 enum Tokenizer {
@@ -58,19 +62,28 @@ enum Tokenizer {
         return words
     }()
 
-    static func tokens(_ text: String) throws(OpeningHoursError) -> [Token] {
+    /// Characters read as `-` in tolerant reading.
+    static let dashes: Set<Character> = ["‐", "‑", "‒", "−", "ー", "～", "→", "=", "_"]
+
+    /// The tokens of `text`. `tolerant` reads the forms of `Corrections` (phrases must
+    /// have been rewritten already), other digits (`⁰`, `₀`) and look-alike characters.
+    static func tokens(_ text: String, tolerant: Bool = false) throws(OpeningHoursError) -> [Token] {
         let characters = Array(text)
         var tokens: [Token] = []
         var index = 0
+        func isDigit(_ character: Character) -> Bool {
+            character.wholeNumberValue != nil && (character.isASCII || tolerant)
+        }
         while index < characters.count {
             let character = characters[index]
             let start = index
             if character.isWhitespace {
+                if !tokens.isEmpty { tokens[tokens.count - 1].spaceAfter = true }
                 index += 1
-            } else if let digit = character.wholeNumberValue, character.isASCII {
+            } else if isDigit(character), let digit = character.wholeNumberValue {
                 var value = digit
                 index += 1
-                while index < characters.count, let next = characters[index].wholeNumberValue, characters[index].isASCII {
+                while index < characters.count, isDigit(characters[index]), let next = characters[index].wholeNumberValue {
                     // Long runs of digits are never a date or time: stop before they overflow.
                     guard index - start < 6 else { throw OpeningHoursError(message: "the number at position \(start + 1) is too long") }
                     value = value * 10 + next
@@ -82,18 +95,31 @@ enum Tokenizer {
                    characters[index + 1].isASCII, characters[index + 1].isNumber {
                     tokens.append(Token(kind: .symbol(":"), position: index))
                     index += 1
+                } else if tolerant, index < characters.count, characters[index] == "." {
+                    // `Dec 24.`: a German ordinal's dot.
+                    index += 1
                 }
+            } else if tolerant, dashes.contains(character) {
+                tokens.append(Token(kind: .symbol("-"), position: start))
+                index += 1
             } else if character.isLetter {
                 while index < characters.count, characters[index].isLetter { index += 1 }
                 let word = String(characters[start..<index]).lowercased()
                 // `Mon.` and `Jan.`: the dot of an abbreviation.
-                if index < characters.count, characters[index] == ".", words[word] != nil { index += 1 }
+                if index < characters.count, characters[index] == ".", words[word] != nil || tolerant { index += 1 }
                 if word == "to" || word == "till" || word == "until" {
                     tokens.append(Token(kind: .symbol("-"), position: start))
                 } else if word == "and" {
                     tokens.append(Token(kind: .symbol(","), position: start))
                 } else if let known = words[word] {
                     tokens.append(Token(kind: .word(known), position: start))
+                } else if tolerant, word == "am" || word == "pm" {
+                    tokens.append(Token(kind: .word(.meridiem(pm: word == "pm")), position: start))
+                } else if tolerant, let replacement = Corrections.replacement(for: word) {
+                    for var token in try Self.tokens(replacement) {
+                        token.position = start
+                        tokens.append(token)
+                    }
                 } else {
                     throw OpeningHoursError(message: "\"\(word)\" at position \(start + 1) is not part of the opening_hours syntax")
                 }
@@ -118,6 +144,9 @@ enum Tokenizer {
                 index += 1
             } else if character == "–" || character == "—" || character == "~" {
                 tokens.append(Token(kind: .symbol("-"), position: start))
+                index += 1
+            } else if tolerant, character == "&" {
+                tokens.append(Token(kind: .symbol(","), position: start))
                 index += 1
             } else if character == "：" {
                 tokens.append(Token(kind: .symbol(":"), position: start))

@@ -2,6 +2,7 @@ import ArgumentParser
 import Contracts
 import Foundation
 import GRDB
+import OpeningHours
 import ServiceKit
 import Wire
 @_spi(Benchmarks) import Catalogue
@@ -15,6 +16,24 @@ struct Micro: ParsableCommand {
     @Option var iterations: Int = 100_000
 
     func run() throws {
+        // Opening hours (issue 40: parsing under 20 µs): a plain week, a restaurant with
+        // holidays and a break, a seasonal value with dates and the sun, a tolerant form.
+        for value in ["Mo-Fr 09:00-18:00; Sa 10:00-16:00",
+                      "Mo-Th 11:30-14:30,17:30-23:00; Fr-Sa 11:30-00:30; Su 12:00-22:00; PH off; Dec 24-26 off",
+                      "Apr-Oct Mo-Su sunrise-(sunset-01:00); Nov-Mar Sa,Su 10:00-16:00; Dec 25 off; easter -2 days off",
+                      "Mon-Fri 9am-6pm, Sat 10am-2pm"] {
+            measure("opening hours parse: \(value.prefix(28))…", iterations: 20_000) { _ = try? OpeningHours(parsing: value) }
+        }
+        let berlin = TimeZone(identifier: "Europe/Berlin")!
+        let place = OpeningHoursPlace(latitude: 52.52, longitude: 13.4, country: "DE", subdivision: "BE")
+        let seasonal = try OpeningHours(parsing: "Apr-Oct Mo-Su sunrise-(sunset-01:00); Nov-Mar Sa,Su 10:00-16:00; PH off")
+        let weekly = try OpeningHours(parsing: "Mo-Fr 09:00-18:00; Sa 10:00-16:00")
+        let window = LocalWindow(instant: Date(), timeZone: berlin)
+        measure("opening hours status: weekly", iterations: 200_000) { _ = weekly.status(in: window, place: place) }
+        measure("opening hours status: seasonal with sun and PH", iterations: 20_000) { _ = seasonal.status(in: window, place: place) }
+        measure("opening hours state with nextChange: seasonal", iterations: 20_000) {
+            _ = seasonal.state(at: Date(), in: berlin, place: place)
+        }
         let frame0 = Data(#"{"v":1,"id":"bench-1","op":"auth.users.get","body":{"ids":["7CXNvCFxB7OxU5l4V7SK8W"]}}"#.utf8)
         measure("envelope decode") { _ = try? RequestEnvelope.decode(frames: [frame0]) }
         let envelope = try RequestEnvelope.decode(frames: [frame0])

@@ -54,7 +54,7 @@ struct ImportTests {
             case .missingRef: posts[2].ref = nil
             case .repeatedRef: posts[4].ref = posts[1].ref
             case .badTitle: posts[3].title = ""
-            case .badHours: posts[1].hours = "always"
+            case .badHours: posts[1].hours = "sometimes"
             case .badZone: posts[0].timezone = "Nowhere/Land"
             }
         }

@@ -48,7 +48,7 @@ struct PostTests {
         (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, price: Price(amount: -1, currency: "EUR")), "price.amount"),
         (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, price: Price(amount: 1, currency: "EURO")), "price.currency"),
         (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, hours: "Mo-Fr 09:00-17:00"), "timezone"),
-        (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, hours: "Mo-Fr 9-17", timezone: "Europe/Berlin"), "hours"),
+        (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, hours: "Mo-Fr 09:00-49:00", timezone: "Europe/Berlin"), "hours"),
         (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, hours: "Mo-Fr 09:00-17:00", timezone: "Mars/Olympus"), "timezone"),
         (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, hours: "24/7", timezone: "GMT+1"), "timezone"),
         (PostDraft(kind: "sight", title: "x", lat: 1, lon: 1, place: PostPlace(city: "Paris", countryCode: "XX")), "place.countryCode"),

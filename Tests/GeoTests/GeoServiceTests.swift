@@ -13,6 +13,45 @@ struct GeoServiceTests {
     static let utrecht = (lat: 52.0907, lon: 5.1214)
     static func at(_ text: String) -> Date { Timestamp.parse(text)! }
 
+    @Test("hits answer the whole opening_hours syntax: holidays of the post's country and state, when the status next changes, the rule's comment")
+    func openingHoursAnswers() throws {
+        let geo = try GeoFixture()
+        let owner = try geo.user()
+        // Munich (Bavaria: Epiphany, 6 January, is a public holiday) and Berlin (it is not).
+        let munich = try geo.create(PostDraft(kind: "restaurant", title: "Wirtshaus Munich", lat: 48.1372, lon: 11.5756,
+                                              hours: "Mo-Sa 11:00-22:00; PH off", timezone: "Europe/Berlin"), token: owner.token)
+        let berlin = try geo.create(PostDraft(kind: "restaurant", title: "Wirtshaus Berlin", lat: 52.5200, lon: 13.4050,
+                                              hours: "Mo-Sa 11:00-22:00; PH off", timezone: "Europe/Berlin"), token: owner.token)
+        let atelier = try geo.create(PostDraft(kind: "shop", title: "Atelier", lat: 52.5210, lon: 13.4060,
+                                               hours: "Mo-Fr 10:00-18:00; Sa \"by appointment\"; Su 18:00+", timezone: "Europe/Berlin"),
+                                     token: owner.token)
+        try geo.catchUp()
+        func hit(_ post: Post, at: String) throws -> Hit {
+            let reply = try geo.client.call(GeoAPI.search, SearchRequest(lat: post.lat, lon: post.lon, radius: 100, q: post.title,
+                                                                          at: Self.at(at)))
+            return try #require(reply.hits.first { $0.id == post.id })
+        }
+        // Tuesday 2026-01-06, 12:00 in Germany: Epiphany closes Munich, not Berlin.
+        let epiphanyMunich = try hit(munich, at: "2026-01-06T11:00:00Z")
+        #expect(epiphanyMunich.openStatus == "closed")
+        #expect(epiphanyMunich.nextChange == "2026-01-07T10:00:00Z", "opens at 11:00 the next day")
+        let epiphanyBerlin = try hit(berlin, at: "2026-01-06T11:00:00Z")
+        #expect(epiphanyBerlin.openStatus == "open" && epiphanyBerlin.nextChange == "2026-01-06T21:00:00Z")
+        // Christmas Day, a holiday everywhere in Germany.
+        #expect(try hit(berlin, at: "2026-12-25T11:00:00Z").openStatus == "closed")
+        #expect(try geo.client.call(GeoAPI.search, SearchRequest(lat: 52.52, lon: 13.405, radius: 50, openNow: true,
+                                                                   at: Self.at("2026-12-25T11:00:00Z"))).hits.isEmpty)
+        // A Saturday: unknown, with the rule's comment; never counted as open.
+        let saturday = try hit(atelier, at: "2026-11-28T11:00:00Z")
+        #expect(saturday.openStatus == "unknown" && saturday.hoursComment == "by appointment")
+        #expect(saturday.nextChange == "2026-11-28T23:00:00Z", "Sunday: closed until the open end")
+        // Sunday evening: an open end.
+        let sunday = try hit(atelier, at: "2026-11-29T18:00:00Z")
+        #expect(sunday.openStatus == "open_end" && sunday.hoursComment == nil)
+        #expect(try geo.client.call(GeoAPI.search, SearchRequest(lat: 52.521, lon: 13.406, radius: 100, openNow: true,
+                                                                   at: Self.at("2026-11-29T18:00:00Z"))).hits.isEmpty)
+    }
+
     @Test("posts created, changed, rated and deleted in catalogue are found, changed and gone in geo")
     func followsCatalogue() throws {
         let geo = try GeoFixture()

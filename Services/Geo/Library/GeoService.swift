@@ -66,6 +66,11 @@ public final class GeoService: AssembledService {
                                                   "seconds": "\(Self.seconds(since: started))"])
 
         let gazetteer = try gazetteerLoad.value()
+        // Holidays of hours that say PH or SH follow the country (and state) the
+        // gazetteer puts the post in: its nearest place's.
+        index.schedulePlaces.setResolver { lat, lon in
+            gazetteer.nearest(lat: lat, lon: lon).map { ($0.place.countryCode, $0.place.admin1) }
+        }
         // Loading left freed batches and strings in the loading threads' malloc arenas:
         // give those pages back, or they count against geo for as long as it runs.
         FreedMemory.giveBack()

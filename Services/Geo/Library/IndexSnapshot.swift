@@ -18,7 +18,8 @@ import Glibc
 /// the file's id and its catalogue cursor's epoch), at a feed position the database
 /// has reached.
 enum IndexSnapshot {
-    static let magic = Array("HBGEOIX1".utf8)
+    /// Version 2 keeps the points of opening hours that depend on the place.
+    static let magic = Array("HBGEOIX2".utf8)
     /// Raised whenever what `PostIndex.writeSnapshot` writes changes.
     static let format: UInt32 = 2
 

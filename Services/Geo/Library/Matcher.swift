@@ -20,7 +20,9 @@ struct Matcher {
     /// True when a word, tag or kind asked for is in no post at all.
     private(set) var matchesNothing = false
     private var statuses: [UInt32: OpenStatus] = [:]
+    private var states: [UInt32: OpeningState] = [:]
     private let schedules: [PostIndex.Schedule?]
+    private let index: PostIndex
     private let terms: Arena<UInt32>
     private let postings: [[Int32]]
 
@@ -30,6 +32,7 @@ struct Matcher {
         let words = TextTerms.words(query.q ?? "")
         highlights = query.highlight ? TitleHighlights(queryWords: words) : nil
         schedules = index.schedules
+        self.index = index
         terms = index.terms
         postings = index.vocabulary.postings
         if let kinds = query.kinds, !kinds.isEmpty {
@@ -79,13 +82,26 @@ struct Matcher {
         return true
     }
 
-    /// The post's status at the query's instant; nil without hours.
+    /// The post's status at the query's instant (all `openNow` needs); nil without hours.
     mutating func status(of record: PostRecord) -> OpenStatus? {
+        let at = at
+        return Self.cached(in: &statuses, record, schedules, index) { $0.hours.status(at: at, in: $0.timeZone, place: $1) }
+    }
+
+    /// The post's status, next change and comment at the query's instant, for a hit; nil without hours.
+    mutating func state(of record: PostRecord) -> OpeningState? {
+        let at = at
+        return Self.cached(in: &states, record, schedules, index) { $0.hours.state(at: at, in: $0.timeZone, place: $1) }
+    }
+
+    /// What `judge` says of a record's schedule, judged once per schedule and query.
+    private static func cached<Answer>(in cache: inout [UInt32: Answer], _ record: PostRecord, _ schedules: [PostIndex.Schedule?],
+                                       _ index: PostIndex, _ judge: (PostIndex.Schedule, OpeningHoursPlace) -> Answer) -> Answer? {
         guard record.schedule != 0, let schedule = schedules[Int(record.schedule)] else { return nil }
-        if let known = statuses[record.schedule] { return known }
-        let status = schedule.hours.status(at: at, in: schedule.timeZone)
-        statuses[record.schedule] = status
-        return status
+        if let known = cache[record.schedule] { return known }
+        let answer = judge(schedule, index.place(of: schedule))
+        cache[record.schedule] = answer
+        return answer
     }
 
     /// The slots of the query word with the fewest postings, when scanning them is

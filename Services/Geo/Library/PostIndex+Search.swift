@@ -335,8 +335,13 @@ extension PostIndex {
         }
         writer.appendASCII(",\"ownerId\":")
         writer.write(ownerNames[Int(record.owner)])
+        let hours = matcher.state(of: record)
         writer.appendASCII(",\"openStatus\":")
-        if let status = matcher.status(of: record) { writer.write(status.rawValue) } else { writer.appendASCII("null") }
+        if let hours { writer.write(hours.status.rawValue) } else { writer.appendASCII("null") }
+        writer.appendASCII(",\"nextChange\":")
+        if let next = hours?.nextChange { writer.write(Timestamp.format(next)) } else { writer.appendASCII("null") }
+        writer.appendASCII(",\"hoursComment\":")
+        if let comment = hours?.comment { writer.write(comment) } else { writer.appendASCII("null") }
         writer.appendASCII(",\"rating\":{\"average\":")
         if record.ratingAverage < 0 { writer.appendASCII("null") } else { writer.write(record.ratingAverage) }
         writer.appendASCII(",\"count\":")

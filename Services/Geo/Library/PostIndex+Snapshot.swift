@@ -24,6 +24,7 @@ extension PostIndex {
             let scheduleKeys = Self.names(scheduleIDs)
             writer.write(strings: scheduleKeys.map(\.hours))
             writer.write(strings: scheduleKeys.map(\.timezone))
+            writer.write(strings: scheduleKeys.map(\.point))
             writer.write(int: trees.count)
             for tree in trees { tree.write(to: writer) }
             writer.write(array: pending)
@@ -53,14 +54,20 @@ extension PostIndex {
         index.kindIDs = Self.ids(index.kindNames)
         index.ownerNames = try reader.strings()
         index.ownerIDs = Self.ids(index.ownerNames)
-        let hours = try reader.strings(), zones = try reader.strings()
-        guard hours.count == zones.count else { throw IndexSnapshot.Unreadable(description: "the opening hours are malformed") }
-        for (text, zoneName) in zip(hours, zones) {
+        let hours = try reader.strings(), zones = try reader.strings(), points = try reader.strings()
+        guard hours.count == zones.count, hours.count == points.count else {
+            throw IndexSnapshot.Unreadable(description: "the opening hours are malformed")
+        }
+        for ((text, zoneName), pointText) in zip(zip(hours, zones), points) {
             guard let parsed = try? OpeningHours(parsing: text), let zone = TimeZoneNames.timeZone(named: zoneName) else {
                 throw IndexSnapshot.Unreadable(description: "opening hours it holds no longer parse")
             }
-            index.scheduleIDs[ScheduleKey(hours: text, timezone: zoneName)] = UInt32(index.schedules.count)
-            index.schedules.append(Schedule(hours: parsed, timeZone: zone))
+            let coordinates = pointText.split(separator: ",").compactMap { Double($0) }
+            guard pointText.isEmpty || coordinates.count == 2 else { throw IndexSnapshot.Unreadable(description: "a schedule's point is malformed") }
+            if !pointText.isEmpty { index.placeBoundHours.insert(text) }
+            index.scheduleIDs[ScheduleKey(hours: text, timezone: zoneName, point: pointText)] = UInt32(index.schedules.count)
+            index.schedules.append(Schedule(hours: parsed, timeZone: zone,
+                                            point: coordinates.count == 2 ? (coordinates[0], coordinates[1]) : nil))
         }
         let treeCount = try reader.int()
         guard (0...64).contains(treeCount) else { throw IndexSnapshot.Unreadable(description: "it holds \(treeCount) trees") }

@@ -35,6 +35,10 @@ public final class PostIndex: @unchecked Sendable {
     var ownerIDs: [String: UInt32] = [:]
     var ownerNames: [String] = []
     var scheduleIDs: [ScheduleKey: UInt32] = [:]
+    /// Hours texts that depend on the place: their schedules are kept per point.
+    var placeBoundHours: Set<String> = []
+    /// The countries of those points, for holidays.
+    let schedulePlaces = SchedulePlaces()
     /// Index 0 stands for "no hours".
     var schedules: [Schedule?] = [nil]
     var trees: [KDTree] = []
@@ -52,11 +56,16 @@ public final class PostIndex: @unchecked Sendable {
     struct ScheduleKey: Hashable {
         var hours: String
         var timezone: String
+        /// `lat,lon` rounded (`SchedulePlaces.rounded`) for hours that depend on the
+        /// place (`PH`, `SH`, the sun); empty for the rest, which every post shares.
+        var point: String = ""
     }
 
     struct Schedule: Sendable {
         var hours: OpeningHours
         var timeZone: TimeZone
+        /// The rounded point, for hours that depend on the place.
+        var point: (lat: Double, lon: Double)?
     }
 
     public init() {}
@@ -362,7 +371,7 @@ public final class PostIndex: @unchecked Sendable {
         let record = PostRecord(
             lat: post.lat, lon: post.lon, cosLat: GeoRules.cosLatitude(post.lat), createdAt: post.createdAt.timeIntervalSince1970,
             ratingAverage: post.rating.average ?? -1, ratingCount: Int32(clamping: post.rating.count),
-            kind: internKind(post.kind), owner: internOwner(post.ownerId), schedule: internSchedule(post.hours, post.timezone),
+            kind: internKind(post.kind), owner: internOwner(post.ownerId), schedule: internSchedule(post.hours, post.timezone, lat: post.lat, lon: post.lon),
             strings: bytes.append(strings), idLength: UInt8(idLength), titleLength: UInt16(titleLength),
             foldedLength: UInt16(foldedLength), tagsLength: UInt16(prepared.tagsJSON.count),
             refLength: UInt16(refLength), terms: terms.append(sortedWords + sortedTags),
@@ -416,17 +425,30 @@ public final class PostIndex: @unchecked Sendable {
         return id
     }
 
-    private func internSchedule(_ hours: String?, _ timezone: String?) -> UInt32 {
+    private func internSchedule(_ hours: String?, _ timezone: String?, lat: Double, lon: Double) -> UInt32 {
         // Catalogue only publishes hours it parsed with a valid time zone; anything
         // else is treated as "no hours" rather than guessed at.
         guard let hours, let timezone else { return 0 }
-        let key = ScheduleKey(hours: hours, timezone: timezone)
+        let point = (lat: SchedulePlaces.rounded(lat), lon: SchedulePlaces.rounded(lon))
+        var key = ScheduleKey(hours: hours, timezone: timezone)
+        if placeBoundHours.contains(hours) { key.point = "\(point.lat),\(point.lon)" }
         if let id = scheduleIDs[key] { return id }
         guard let parsed = try? OpeningHours(parsing: hours), let zone = TimeZoneNames.timeZone(named: timezone) else { return 0 }
+        if parsed.needsPlace, key.point.isEmpty {
+            placeBoundHours.insert(hours)
+            key.point = "\(point.lat),\(point.lon)"
+            if let id = scheduleIDs[key] { return id }
+        }
         let id = UInt32(schedules.count)
-        schedules.append(Schedule(hours: parsed, timeZone: zone))
+        schedules.append(Schedule(hours: parsed, timeZone: zone, point: parsed.needsPlace ? point : nil))
         scheduleIDs[key] = id
         return id
+    }
+
+    /// Where a schedule's hours are judged: its point and country, or nowhere in particular.
+    func place(of schedule: Schedule) -> OpeningHoursPlace {
+        guard let point = schedule.point else { return .unknown }
+        return schedulePlaces.place(lat: point.lat, lon: point.lon)
     }
 }
 

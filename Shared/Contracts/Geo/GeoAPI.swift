@@ -187,15 +187,21 @@ public struct Hit: Codable, Sendable, Equatable {
     public var tags: [String]
     public var ref: String?
     public var ownerId: String
-    /// `open`, `closes_soon`, `closed`, `opens_soon`; nil for a post without hours.
+    /// `open`, `closes_soon`, `closed`, `opens_soon`, `unknown`, `open_end`; nil for a post without hours.
     public var openStatus: String?
+    /// When the status next changes (opens, closes, turns unknown), RFC 3339; nil
+    /// without hours, or when it never changes (`24/7`) or not within three years.
+    public var nextChange: String?
+    /// The comment of the hours' rule that decides the status now (`"by appointment"`).
+    public var hoursComment: String?
     public var rating: Rating
     /// Where the query's words are in the title; nil for a search without `q` (or
     /// with `highlight: false`).
     public var highlights: Highlights?
 
     public init(id: String, distance: Double?, kind: String, title: String, lat: Double, lon: Double, tags: [String],
-                ref: String?, ownerId: String, openStatus: String?, rating: Rating, highlights: Highlights? = nil) {
+                ref: String?, ownerId: String, openStatus: String?, nextChange: String? = nil, hoursComment: String? = nil,
+                rating: Rating, highlights: Highlights? = nil) {
         self.id = id
         self.distance = distance
         self.kind = kind
@@ -206,12 +212,14 @@ public struct Hit: Codable, Sendable, Equatable {
         self.ref = ref
         self.ownerId = ownerId
         self.openStatus = openStatus
+        self.nextChange = nextChange
+        self.hoursComment = hoursComment
         self.rating = rating
         self.highlights = highlights
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, distance, kind, title, lat, lon, tags, ref, ownerId, openStatus, rating, highlights
+        case id, distance, kind, title, lat, lon, tags, ref, ownerId, openStatus, nextChange, hoursComment, rating, highlights
     }
 
     /// Every field is written, absent ones as `null` (as geo's own writer does).
@@ -227,6 +235,8 @@ public struct Hit: Codable, Sendable, Equatable {
         try container.encode(ref, forKey: .ref)
         try container.encode(ownerId, forKey: .ownerId)
         try container.encode(openStatus, forKey: .openStatus)
+        try container.encode(nextChange, forKey: .nextChange)
+        try container.encode(hoursComment, forKey: .hoursComment)
         try container.encode(rating, forKey: .rating)
         try container.encode(highlights, forKey: .highlights)
     }

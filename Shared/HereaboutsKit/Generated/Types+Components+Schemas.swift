@@ -424,6 +424,10 @@ extension Components {
             public var distance: Swift.Double?
             /// - Remark: Generated from `#/components/schemas/Hit/highlights`.
             public var highlights: Components.Schemas.Highlights?
+            /// The comment of the hours' rule that decides the status now, e.g. "by appointment".
+            ///
+            /// - Remark: Generated from `#/components/schemas/Hit/hoursComment`.
+            public var hoursComment: Swift.String?
             /// - Remark: Generated from `#/components/schemas/Hit/id`.
             public var id: Swift.String
             /// - Remark: Generated from `#/components/schemas/Hit/kind`.
@@ -432,6 +436,12 @@ extension Components {
             public var lat: Swift.Double
             /// - Remark: Generated from `#/components/schemas/Hit/lon`.
             public var lon: Swift.Double
+            /// When the status next changes (opens, closes, turns unknown); null without hours or when it never changes.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Hit/nextChange`.
+            public var nextChange: Foundation.Date?
+            /// The post's opening hours at the request's instant; `unknown` when the hours say they do not know (or only comment), `open_end` when open from a time with no closing time given. Null without hours.
+            ///
             /// - Remark: Generated from `#/components/schemas/Hit/openStatus`.
             public var openStatus: OpenAPIRuntime.OpenAPIValueContainer
             /// - Remark: Generated from `#/components/schemas/Hit/ownerId`.
@@ -449,11 +459,13 @@ extension Components {
             /// - Parameters:
             ///   - distance:
             ///   - highlights:
+            ///   - hoursComment: The comment of the hours' rule that decides the status now, e.g. "by appointment".
             ///   - id:
             ///   - kind:
             ///   - lat:
             ///   - lon:
-            ///   - openStatus:
+            ///   - nextChange: When the status next changes (opens, closes, turns unknown); null without hours or when it never changes.
+            ///   - openStatus: The post's opening hours at the request's instant; `unknown` when the hours say they do not know (or only comment), `open_end` when open from a time with no closing time given. Null without hours.
             ///   - ownerId:
             ///   - rating:
             ///   - ref:
@@ -462,10 +474,12 @@ extension Components {
             public init(
                 distance: Swift.Double? = nil,
                 highlights: Components.Schemas.Highlights? = nil,
+                hoursComment: Swift.String? = nil,
                 id: Swift.String,
                 kind: Swift.String,
                 lat: Swift.Double,
                 lon: Swift.Double,
+                nextChange: Foundation.Date? = nil,
                 openStatus: OpenAPIRuntime.OpenAPIValueContainer,
                 ownerId: Swift.String,
                 rating: Components.Schemas.Rating,
@@ -475,10 +489,12 @@ extension Components {
             ) {
                 self.distance = distance
                 self.highlights = highlights
+                self.hoursComment = hoursComment
                 self.id = id
                 self.kind = kind
                 self.lat = lat
                 self.lon = lon
+                self.nextChange = nextChange
                 self.openStatus = openStatus
                 self.ownerId = ownerId
                 self.rating = rating
@@ -489,10 +505,12 @@ extension Components {
             public enum CodingKeys: String, CodingKey {
                 case distance
                 case highlights
+                case hoursComment
                 case id
                 case kind
                 case lat
                 case lon
+                case nextChange
                 case openStatus
                 case ownerId
                 case rating

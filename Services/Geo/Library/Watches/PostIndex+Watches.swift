@@ -78,8 +78,9 @@ extension PostIndex {
         var flipped: [UInt32: Bool] = [:]
         for id in schedules.indices.dropFirst() {
             guard let schedule = schedules[id] else { continue }
-            let was = Self.isOpen(schedule.hours.status(at: from, in: schedule.timeZone))
-            let now = Self.isOpen(schedule.hours.status(at: to, in: schedule.timeZone))
+            let place = place(of: schedule)
+            let was = Self.isOpen(schedule.hours.status(at: from, in: schedule.timeZone, place: place))
+            let now = Self.isOpen(schedule.hours.status(at: to, in: schedule.timeZone, place: place))
             if was != now { flipped[UInt32(id)] = now }
         }
         guard !flipped.isEmpty else { return [] }
