@@ -72,6 +72,11 @@ struct All: ParsableCommand {
                 return try GeoBenchmark(seconds: seconds, directory: directory.appendingPathComponent("geo"),
                                         dataset: URL(fileURLWithPath: dataset), report: report).run()
             }),
+            ("hours", {
+                guard let dataset else { return "## Opening hours: openNow filtering\n\nSkipped: needs `--dataset` (make bench makes it)." }
+                return try HoursBenchmark(seconds: seconds, directory: directory.appendingPathComponent("hours"),
+                                          dataset: URL(fileURLWithPath: dataset), report: report).run()
+            }),
             ("replicas", {
                 guard let dataset else { return "## Geo replicas\n\nSkipped: needs `--dataset` (make bench makes it)." }
                 return try ReplicaBenchmark(seconds: seconds, directory: directory.appendingPathComponent("replicas"),

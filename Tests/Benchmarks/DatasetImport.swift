@@ -12,6 +12,9 @@ struct DatasetPost: Sendable {
     var lat: Double
     var lon: Double
     var title: String
+    /// Opening hours and their zone, for the benchmarks that give posts some.
+    var hours: String?
+    var timezone: String?
 
     static func load(_ dataset: URL) throws -> [DatasetPost] {
         try tabSeparated(dataset.appendingPathComponent("posts.tsv")).compactMap { fields in
@@ -39,12 +42,15 @@ struct DatasetQuery: Sendable {
     /// by distance, with the term as `q` when there is one.
     var searchFrame: Data { searchFrame(highlight: true) }
 
-    /// The query as `geo.search`; `highlight: false` asks hits without their highlights.
-    func searchFrame(highlight: Bool) -> Data {
+    /// The query as `geo.search`; `highlight: false` asks hits without their highlights;
+    /// `openNow` only venues open at `at`.
+    func searchFrame(highlight: Bool, openNow: Bool = false, at: String? = nil) -> Data {
         var body: [(String, JSONValue)] = [("lat", .number(.double(lat))), ("lon", .number(.double(lon))),
                                            ("radius", .number(.double(radius))), ("limit", .number(.integer(20)))]
         if !term.isEmpty { body.append(("q", .string(term))) }
         if !highlight { body.append(("highlight", .bool(false))) }
+        if openNow { body.append(("openNow", .bool(true))) }
+        if let at { body.append(("at", .string(at))) }
         return RequestEnvelope.encode(id: "q", op: GeoAPI.search.name, token: nil, body: .object(JSONObject(body)))
     }
 }
@@ -70,8 +76,12 @@ enum DatasetImport {
         var frames: [Data] = []
         var batch: [JSONValue] = []
         for post in posts {
-            batch.append(.object(JSONObject([("ref", .string(post.ref)), ("kind", .string(post.kind)), ("title", .string(post.title)),
-                                             ("lat", .number(.double(post.lat))), ("lon", .number(.double(post.lon)))])))
+            var fields: [(String, JSONValue)] = [("ref", .string(post.ref)), ("kind", .string(post.kind)), ("title", .string(post.title)),
+                                                 ("lat", .number(.double(post.lat))), ("lon", .number(.double(post.lon)))]
+            if let hours = post.hours, let timezone = post.timezone {
+                fields += [("hours", .string(hours)), ("timezone", .string(timezone))]
+            }
+            batch.append(.object(JSONObject(fields)))
             if batch.count == 1000 || frames.count * 1000 + batch.count == posts.count {
                 frames.append(RequestEnvelope.encode(id: "import-\(frames.count)", op: CatalogueAPI.importPosts.name, token: token,
                                                      body: .object(JSONObject([("posts", .array(batch))]))))

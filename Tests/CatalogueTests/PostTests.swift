@@ -22,7 +22,24 @@ struct PostTests {
         #expect(post.place == PostPlace(city: "Utrecht", countryCode: "NL"))
         #expect(post.rating == Rating(average: nil, count: 0))
         #expect(post.images.isEmpty)
+        #expect(post.hoursNormalized == "Mo-Sa 11:00-22:00; Su off", "standard hours are their own standard spelling")
         #expect(try catalogue.client.call(CatalogueAPI.get, IDRequest(id: post.id)).post == post)
+    }
+
+    @Test("hours in a tolerant form are kept as written, with their standard spelling beside them, on create and update")
+    func hoursNormalized() throws {
+        let catalogue = try CatalogueFixture()
+        let owner = try catalogue.user()
+        let post = try catalogue.create(PostDraft(kind: "shop", title: "Corner Shop", lat: 52.09, lon: 5.12, hours: "Mon-Fri 8am-6pm, Sat 10am-2pm",
+                                                  timezone: "Europe/Amsterdam"), token: owner.token)
+        #expect(post.hours == "Mon-Fri 8am-6pm, Sat 10am-2pm")
+        #expect(post.hoursNormalized == "Mo-Fr 08:00-18:00, Sa 10:00-14:00")
+        let updated = try catalogue.client.call(CatalogueAPI.update, UpdatePostRequest(id: post.id, changes: ["hours": "montag-freitag 9-17 uhr; PH geschlossen"]),
+                                                token: owner.token).post
+        #expect(updated.hoursNormalized == "Mo-Fr 09:00-17:00; PH off")
+        let cleared = try catalogue.client.call(CatalogueAPI.update, UpdatePostRequest(id: post.id, changes: ["hours": .null]), token: owner.token).post
+        #expect(cleared.hours == nil && cleared.hoursNormalized == nil)
+        #expect(try catalogue.client.call(CatalogueAPI.get, IDRequest(id: post.id)).post == cleared)
     }
 
     @Test("anonymous users may not post; callers without a token are unauthenticated")

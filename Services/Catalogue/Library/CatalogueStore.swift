@@ -123,7 +123,8 @@ final class CatalogueStore: Sendable {
     }
 
     func prepare(_ draft: PostDraft, owner: String, now: Date) -> NewPost {
-        let post = Post(id: Identifier.sortable(at: now), ownerId: owner, draft: draft, createdAt: now, updatedAt: now)
+        let post = Post(id: Identifier.sortable(at: now), ownerId: owner, draft: draft,
+                        hoursNormalized: ScheduleRules.normalized(draft.hours), createdAt: now, updatedAt: now)
         let json = post.jsonBytes
         return NewPost(post: post, json: json, fingerprint: Self.fingerprint(draft))
     }
@@ -143,6 +144,8 @@ final class CatalogueStore: Sendable {
 
     /// Saves a changed post and sends it on the feed.
     func savePost(_ post: Post, in db: Database) throws -> [UInt8] {
+        var post = post
+        post.hoursNormalized = ScheduleRules.normalized(post.draft.hours)
         let json = post.jsonBytes
         try Self.mapRefConflict(post.ref) {
             try db.cachedStatement(sql: """

@@ -59,12 +59,13 @@ extension PostIndex {
             throw IndexSnapshot.Unreadable(description: "the opening hours are malformed")
         }
         for ((text, zoneName), pointText) in zip(zip(hours, zones), points) {
-            guard let parsed = try? OpeningHours(parsing: text), let zone = TimeZoneNames.timeZone(named: zoneName) else {
+            guard let parsed = index.placeBoundHours[text] ?? (try? OpeningHours(parsing: text)),
+                  let zone = TimeZoneNames.timeZone(named: zoneName) else {
                 throw IndexSnapshot.Unreadable(description: "opening hours it holds no longer parse")
             }
             let coordinates = pointText.split(separator: ",").compactMap { Double($0) }
             guard pointText.isEmpty || coordinates.count == 2 else { throw IndexSnapshot.Unreadable(description: "a schedule's point is malformed") }
-            if !pointText.isEmpty { index.placeBoundHours.insert(text) }
+            if !pointText.isEmpty { index.placeBoundHours[text] = parsed }
             index.scheduleIDs[ScheduleKey(hours: text, timezone: zoneName, point: pointText)] = UInt32(index.schedules.count)
             index.schedules.append(Schedule(hours: parsed, timeZone: zone,
                                             point: coordinates.count == 2 ? (coordinates[0], coordinates[1]) : nil))

@@ -35,8 +35,9 @@ public final class PostIndex: @unchecked Sendable {
     var ownerIDs: [String: UInt32] = [:]
     var ownerNames: [String] = []
     var scheduleIDs: [ScheduleKey: UInt32] = [:]
-    /// Hours texts that depend on the place: their schedules are kept per point.
-    var placeBoundHours: Set<String> = []
+    /// Hours that depend on the place, parsed once: their schedules are kept per
+    /// point and share one parsed value.
+    var placeBoundHours: [String: OpeningHours] = [:]
     /// The countries of those points, for holidays.
     let schedulePlaces = SchedulePlaces()
     /// Index 0 stands for "no hours".
@@ -431,11 +432,14 @@ public final class PostIndex: @unchecked Sendable {
         guard let hours, let timezone else { return 0 }
         let point = (lat: SchedulePlaces.rounded(lat), lon: SchedulePlaces.rounded(lon))
         var key = ScheduleKey(hours: hours, timezone: timezone)
-        if placeBoundHours.contains(hours) { key.point = "\(point.lat),\(point.lon)" }
+        let placeBound = placeBoundHours[hours]
+        if placeBound != nil { key.point = "\(point.lat),\(point.lon)" }
         if let id = scheduleIDs[key] { return id }
-        guard let parsed = try? OpeningHours(parsing: hours), let zone = TimeZoneNames.timeZone(named: timezone) else { return 0 }
+        guard let parsed = placeBound ?? (try? OpeningHours(parsing: hours)), let zone = TimeZoneNames.timeZone(named: timezone) else {
+            return 0
+        }
         if parsed.needsPlace, key.point.isEmpty {
-            placeBoundHours.insert(hours)
+            placeBoundHours[hours] = parsed
             key.point = "\(point.lat),\(point.lon)"
             if let id = scheduleIDs[key] { return id }
         }

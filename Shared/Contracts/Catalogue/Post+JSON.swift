@@ -12,6 +12,8 @@ extension Post {
         writer.write(ownerId)
         writer.appendASCII(",")
         draft.writeFields(into: &writer)
+        writer.appendASCII(",\"hoursNormalized\":")
+        if let hoursNormalized { writer.write(hoursNormalized) } else { writer.appendASCII("null") }
         writer.appendASCII(",\"images\":[")
         for (index, image) in images.enumerated() {
             if index > 0 { writer.appendASCII(",") }

@@ -74,6 +74,10 @@ public struct Post: Codable, Sendable, Equatable {
     public var id: String
     public var ownerId: String
     public var draft: PostDraft
+    /// `hours` in the opening_hours specification's standard spelling (`Mon-Fri 8-18`
+    /// is `Mo-Fr 08:00-18:00`), kept beside the original; the same text when that was
+    /// standard, nil without hours. Catalogue sets it on each write.
+    public var hoursNormalized: String?
     public var images: [PostImage]
     public var rating: Rating
     /// 1 at creation, +1 on each change by the owner (ratings do not count).
@@ -81,11 +85,12 @@ public struct Post: Codable, Sendable, Equatable {
     public var createdAt: Date
     public var updatedAt: Date
 
-    public init(id: String, ownerId: String, draft: PostDraft, images: [PostImage] = [],
+    public init(id: String, ownerId: String, draft: PostDraft, hoursNormalized: String? = nil, images: [PostImage] = [],
                 rating: Rating = Rating(average: nil, count: 0), version: Int = 1, createdAt: Date, updatedAt: Date) {
         self.id = id
         self.ownerId = ownerId
         self.draft = draft
+        self.hoursNormalized = hoursNormalized
         self.images = images
         self.rating = rating
         self.version = version
@@ -99,7 +104,7 @@ public struct Post: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, ownerId, images, rating, version, createdAt, updatedAt
+        case id, ownerId, hoursNormalized, images, rating, version, createdAt, updatedAt
     }
 
     /// One flat object: the draft's fields between `ownerId` and `images`.
@@ -108,6 +113,7 @@ public struct Post: Codable, Sendable, Equatable {
         id = try container.decode(String.self, forKey: .id)
         ownerId = try container.decode(String.self, forKey: .ownerId)
         draft = try PostDraft(from: decoder)
+        hoursNormalized = try container.decodeIfPresent(String.self, forKey: .hoursNormalized)
         images = try container.decode([PostImage].self, forKey: .images)
         rating = try container.decode(Rating.self, forKey: .rating)
         version = try container.decode(Int.self, forKey: .version)
@@ -121,6 +127,7 @@ public struct Post: Codable, Sendable, Equatable {
         try container.encode(id, forKey: .id)
         try container.encode(ownerId, forKey: .ownerId)
         try draft.encode(to: encoder)
+        try container.encode(hoursNormalized, forKey: .hoursNormalized)
         try container.encode(images, forKey: .images)
         try container.encode(rating, forKey: .rating)
         try container.encode(version, forKey: .version)

@@ -1242,6 +1242,10 @@ extension Components {
             public var createdAt: Foundation.Date
             /// - Remark: Generated from `#/components/schemas/Post/hours`.
             public var hours: Swift.String?
+            /// hours in the opening_hours specification's standard spelling ("Mon-Fri 8-18" is "Mo-Fr 08:00-18:00"), kept beside the original; null without hours (and on posts last written before this field existed).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Post/hoursNormalized`.
+            public var hoursNormalized: Swift.String?
             /// - Remark: Generated from `#/components/schemas/Post/id`.
             public var id: Swift.String
             /// - Remark: Generated from `#/components/schemas/Post/images`.
@@ -1282,6 +1286,7 @@ extension Components {
             ///   - category:
             ///   - createdAt:
             ///   - hours:
+            ///   - hoursNormalized: hours in the opening_hours specification's standard spelling ("Mon-Fri 8-18" is "Mo-Fr 08:00-18:00"), kept beside the original; null without hours (and on posts last written before this field existed).
             ///   - id:
             ///   - images:
             ///   - kind:
@@ -1303,6 +1308,7 @@ extension Components {
                 category: Swift.String? = nil,
                 createdAt: Foundation.Date,
                 hours: Swift.String? = nil,
+                hoursNormalized: Swift.String? = nil,
                 id: Swift.String,
                 images: [Components.Schemas.Image],
                 kind: Swift.String,
@@ -1324,6 +1330,7 @@ extension Components {
                 self.category = category
                 self.createdAt = createdAt
                 self.hours = hours
+                self.hoursNormalized = hoursNormalized
                 self.id = id
                 self.images = images
                 self.kind = kind
@@ -1346,6 +1353,7 @@ extension Components {
                 case category
                 case createdAt
                 case hours
+                case hoursNormalized
                 case id
                 case images
                 case kind
