@@ -101,21 +101,30 @@ struct RuleProgram: Sendable, Equatable {
     /// The day's timeline depends on the weekday only: no dates, weeks, years,
     /// holidays or sun. Such a program is evaluated once per weekday.
     let isWeekStable: Bool
+    /// No selector of the year (dates, months, weeks, years, holidays): the days repeat
+    /// each week but for the sun's drift and the nth weekdays of a month.
+    let repeatsMonthly: Bool
 
     init(_ rules: [Rule]) {
         var entries: [Entry] = []
         var weekStable = true
+        var monthly = true
         for rule in rules {
             let wraps = rule.times.map(Self.wraps)
             entries.append(Entry(rule: rule, isWrapped: false, wraps: wraps))
             if wraps.contains(true) {
                 entries.append(Entry(rule: rule, isWrapped: true, wraps: wraps))
             }
-            if !rule.years.isEmpty || !rule.monthdays.isEmpty || !rule.weeks.isEmpty { weekStable = false }
+            if !rule.years.isEmpty || !rule.monthdays.isEmpty || !rule.weeks.isEmpty {
+                weekStable = false
+                monthly = false
+            }
             do {
                 for selector in rule.weekdays + rule.holidays {
                     switch selector {
-                    case .holiday: weekStable = false
+                    case .holiday:
+                        weekStable = false
+                        monthly = false
                     case .weekdays(_, _, let nth, let offset) where !nth.isEmpty || offset != 0: weekStable = false
                     default: break
                     }
@@ -128,6 +137,7 @@ struct RuleProgram: Sendable, Equatable {
         }
         self.entries = entries
         self.isWeekStable = weekStable
+        self.repeatsMonthly = monthly
     }
 
     /// Whether a span reaches past midnight, as the reference decides it when parsing.
@@ -241,10 +251,33 @@ extension TimePoint {
     }
 }
 
-/// What evaluating a day needs besides the rules: the place and its time zone.
-struct EvaluationContext: Sendable {
+/// What evaluating a day needs besides the rules: the place and its time zone, and
+/// what one evaluation has worked out already (a status and its next change look at
+/// the same days; a zone's offset costs more than a day's timeline).
+struct EvaluationContext {
     var place: OpeningHoursPlace
     var timeZone: TimeZone
+    let memo = Memo()
+
+    final class Memo {
+        var timelines: [Int64: DayTimeline] = [:]
+        var offsets: [Int: Int64] = [:]
+    }
+
+    init(place: OpeningHoursPlace, timeZone: TimeZone) {
+        self.place = place
+        self.timeZone = timeZone
+    }
+
+    /// The zone's offset on a local day, taken at its noon (clocks change at night,
+    /// before any dawn).
+    func offset(day: Int) -> Int64 {
+        if let known = memo.offsets[day] { return known }
+        let noon = Int64(day) * 86_400 + 43_200
+        let offset = Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(noon))))
+        memo.offsets[day] = offset
+        return offset
+    }
 
     /// A time of day in minutes from the local midnight of `day`. The reference asks
     /// SunCalc at the instant it evaluates, which picks the solar day: a range's start
@@ -253,19 +286,19 @@ struct EvaluationContext: Sendable {
         switch point {
         case .clock(let minutes):
             return minutes
-        case .sun(let event, let offset):
-            guard let latitude = place.latitude, let longitude = place.longitude else { return event.fallbackMinutes + offset }
+        case .sun(let event, let shift):
+            guard let latitude = place.latitude, let longitude = place.longitude else { return event.fallbackMinutes + shift }
             // Computed from the day's local midnight, as the reference does (SunCalc
             // picks its solar day from the instant it is given).
-            let midnight = Int64(day) * 86_400 + (atNoon ? 43_200 : 0)
-            let midnightInstant = midnight - Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(midnight))))
-            guard let instant = SunTimes.instant(of: event, latitude: latitude, longitude: longitude, near: midnightInstant) else {
-                return event.fallbackMinutes + offset
+            let offset = self.offset(day: day)
+            let asked = Int64(day) * 86_400 + (atNoon ? 43_200 : 0) - offset
+            guard let instant = SunTimes.instant(of: event, latitude: latitude, longitude: longitude, near: asked) else {
+                return event.fallbackMinutes + shift
             }
             // Its local time of day (from midnight, SunCalc gives the day before's
             // event: the reference takes its time of day, a minute or two off today's).
-            let local = instant + Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(instant))))
-            return Int((local - local.floorDiv(86_400) * 86_400) / 60) + offset
+            let local = instant + offset
+            return Int((local - local.floorDiv(86_400) * 86_400) / 60) + shift
         }
     }
 }

@@ -23,7 +23,8 @@ public enum OpenStatus: String, Sendable, Codable, Equatable, CaseIterable {
 public struct OpeningState: Sendable, Equatable {
     public var status: OpenStatus
     /// When the venue next opens, closes or turns unknown; nil when the hours never
-    /// change again (`24/7`) or not within `OpeningHours.horizonDays`.
+    /// change again (`24/7`) or not within `OpeningHours.horizonDays` (within five
+    /// weeks for hours that name no dates or holidays: they repeat by then).
     public var nextChange: Date?
     public var comment: String?
 }
@@ -35,7 +36,9 @@ public struct OpeningHours: Sendable, Equatable, CustomStringConvertible {
     public let text: String
     /// The same hours in the specification's standard spelling (`Mon-Fri 8-18` →
     /// `Mo-Fr 08:00-18:00`); equal to `text` when that was standard already.
-    public let normalized: String
+    public var normalized: String { Normalizer.text(of: rules) }
+    /// The rules as parsed (the program adds the parts past midnight).
+    let rules: [Rule]
     let program: RuleProgram
     /// The timelines of a week-stable program, Monday first.
     private let week: [DayTimeline]?
@@ -70,7 +73,7 @@ public struct OpeningHours: Sendable, Equatable, CustomStringConvertible {
         guard !trimmed.isEmpty else { throw OpeningHoursError(message: "hours is empty") }
         let rules = try Parser.parse(trimmed)
         self.text = trimmed
-        self.normalized = Normalizer.text(of: rules)
+        self.rules = rules
         let program = RuleProgram(rules)
         self.program = program
         if program.isWeekStable {
@@ -90,7 +93,10 @@ public struct OpeningHours: Sendable, Equatable, CustomStringConvertible {
 
     func timeline(day: Int64, context: EvaluationContext) -> DayTimeline {
         if let week { return week[CivilCalendar.weekday(Int(day))] }
-        return program.timeline(day: Int(day), context: context)
+        if let known = context.memo.timelines[day] { return known }
+        let timeline = program.timeline(day: Int(day), context: context)
+        context.memo.timelines[day] = timeline
+        return timeline
     }
 
     func segment(wall: Int64, context: EvaluationContext) -> Segment {
@@ -106,7 +112,10 @@ public struct OpeningHours: Sendable, Equatable, CustomStringConvertible {
     /// The status at the window's instant. Build the window once per time zone and
     /// instant to judge many venues of that zone.
     public func status(in window: LocalWindow, place: OpeningHoursPlace = .unknown) -> OpenStatus {
-        let context = EvaluationContext(place: place, timeZone: window.timeZone)
+        status(in: window, context: EvaluationContext(place: place, timeZone: window.timeZone))
+    }
+
+    private func status(in window: LocalWindow, context: EvaluationContext) -> OpenStatus {
         let now = window.instant
         let current = segment(wall: window.wall(now), context: context)
         switch current.state {
@@ -128,7 +137,7 @@ public struct OpeningHours: Sendable, Equatable, CustomStringConvertible {
         let window = LocalWindow(instant: instant, timeZone: timeZone)
         let context = EvaluationContext(place: place, timeZone: timeZone)
         let current = segment(wall: window.wall(window.instant), context: context)
-        return OpeningState(status: status(in: window, place: place),
+        return OpeningState(status: status(in: window, context: context),
                             nextChange: nextChange(after: window.instant, current: current, context: context),
                             comment: current.comment)
     }
@@ -144,7 +153,9 @@ public struct OpeningHours: Sendable, Equatable, CustomStringConvertible {
         let zone = context.timeZone
         let wall = instant + Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(instant))))
         let today = wall.floorDiv(86_400)
-        let horizon = week != nil ? 8 : Self.horizonDays
+        // Hours with no dates repeat within a week (the sun only drifts) or, with nth
+        // weekdays, within five: a change not seen by then never comes.
+        let horizon = week != nil ? 8 : (program.repeatsMonthly ? 36 : Self.horizonDays)
         for day in today...(today + Int64(horizon)) {
             for segment in timeline(day: day, context: context).segments {
                 let start = day * 86_400 + Int64(segment.start) * 60

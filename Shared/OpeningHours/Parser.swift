@@ -17,9 +17,12 @@ struct Parser {
         } catch {
             // The tolerant forms (`Mon-Fri 8am-6pm`, `lundi`), read as the reference reads
             // them; when they do not help either, the strict reading's reason is the clearer.
-            var tolerant = Parser(tokens: (try? Tokenizer.tokens(Corrections.rewritingPhrases(text), tolerant: true)) ?? [])
-            guard let rules = try? tolerant.nonEmptyRules() else { throw error }
-            return rules
+            // Words first; phrases (`by appointment`, `open end`) cost more to look for.
+            for reading in [{ text }, { Corrections.rewritingPhrases(text) }] {
+                var tolerant = Parser(tokens: (try? Tokenizer.tokens(reading(), tolerant: true)) ?? [])
+                if let rules = try? tolerant.nonEmptyRules() { return rules }
+            }
+            throw error
         }
     }
 
@@ -454,7 +457,7 @@ struct Parser {
         return index < tokens.count ? tokens[index] : nil
     }
 
-    private func isSymbol(_ symbol: Character, _ index: Int? = nil) -> Bool {
+    private func isSymbol(_ symbol: Unicode.Scalar, _ index: Int? = nil) -> Bool {
         peek(index)?.kind == .symbol(symbol)
     }
 

@@ -10,7 +10,7 @@ struct Token: Sendable, Equatable {
         /// Text in double quotes.
         case comment(String)
         /// One of `- : , ; + / [ ] ( )`, or `|` for `||`.
-        case symbol(Character)
+        case symbol(Unicode.Scalar)
     }
 
     var kind: Kind
@@ -63,27 +63,42 @@ enum Tokenizer {
     }()
 
     /// Characters read as `-` in tolerant reading.
-    static let dashes: Set<Character> = ["‐", "‑", "‒", "−", "ー", "～", "→", "=", "_"]
+    static let dashes: Set<Unicode.Scalar> = ["‐", "‑", "‒", "−", "ー", "～", "→", "=", "_"]
 
     /// The tokens of `text`. `tolerant` reads the forms of `Corrections` (phrases must
     /// have been rewritten already), other digits (`⁰`, `₀`) and look-alike characters.
-    static func tokens(_ text: String, tolerant: Bool = false) throws(OpeningHoursError) -> [Token] {
-        let characters = Array(text)
+    /// Works on Unicode scalars: grapheme clusters cost more than a whole parse.
+    static func tokens(_ value: String, tolerant: Bool = false) throws(OpeningHoursError) -> [Token] {
+        let scalars = Array(value.unicodeScalars)
         var tokens: [Token] = []
+        tokens.reserveCapacity(scalars.count / 2)
         var index = 0
-        func isDigit(_ character: Character) -> Bool {
-            character.wholeNumberValue != nil && (character.isASCII || tolerant)
+        func digit(_ scalar: Unicode.Scalar) -> Int? {
+            if scalar.value >= 0x30 && scalar.value <= 0x39 { return Int(scalar.value - 0x30) }
+            guard tolerant, scalar.properties.numericType == .decimal || scalar.properties.numericType == .digit,
+                  let value = scalar.properties.numericValue else { return nil }
+            return Int(value)
         }
-        while index < characters.count {
-            let character = characters[index]
+        func isLetter(_ scalar: Unicode.Scalar) -> Bool {
+            let value = scalar.value
+            if value < 0x80 { return (value >= 0x41 && value <= 0x5A) || (value >= 0x61 && value <= 0x7A) }
+            return scalar.properties.isAlphabetic || scalar.properties.generalCategory == .nonspacingMark
+                || scalar.properties.generalCategory == .spacingMark
+        }
+        func text(_ range: Range<Int>) -> String {
+            var view = String.UnicodeScalarView()
+            view.append(contentsOf: scalars[range])
+            return String(view)
+        }
+        while index < scalars.count {
+            let scalar = scalars[index]
             let start = index
-            if character.isWhitespace {
+            if scalar == " " || scalar == "\t" || scalar.properties.isWhitespace {
                 if !tokens.isEmpty { tokens[tokens.count - 1].spaceAfter = true }
                 index += 1
-            } else if isDigit(character), let digit = character.wholeNumberValue {
-                var value = digit
+            } else if var value = digit(scalar) {
                 index += 1
-                while index < characters.count, isDigit(characters[index]), let next = characters[index].wholeNumberValue {
+                while index < scalars.count, let next = digit(scalars[index]) {
                     // Long runs of digits are never a date or time: stop before they overflow.
                     guard index - start < 6 else { throw OpeningHoursError(message: "the number at position \(start + 1) is too long") }
                     value = value * 10 + next
@@ -91,22 +106,22 @@ enum Tokenizer {
                 }
                 tokens.append(Token(kind: .number(value, digits: index - start), position: start))
                 // `10.00` and `10h00` as times.
-                if index + 1 < characters.count, characters[index] == "." || characters[index] == "h",
-                   characters[index + 1].isASCII, characters[index + 1].isNumber {
+                if index + 1 < scalars.count, scalars[index] == "." || scalars[index] == "h",
+                   scalars[index + 1].value >= 0x30, scalars[index + 1].value <= 0x39 {
                     tokens.append(Token(kind: .symbol(":"), position: index))
                     index += 1
-                } else if tolerant, index < characters.count, characters[index] == "." {
+                } else if tolerant, index < scalars.count, scalars[index] == "." {
                     // `Dec 24.`: a German ordinal's dot.
                     index += 1
                 }
-            } else if tolerant, dashes.contains(character) {
+            } else if tolerant, dashes.contains(scalar) {
                 tokens.append(Token(kind: .symbol("-"), position: start))
                 index += 1
-            } else if character.isLetter {
-                while index < characters.count, characters[index].isLetter { index += 1 }
-                let word = String(characters[start..<index]).lowercased()
+            } else if isLetter(scalar) {
+                while index < scalars.count, isLetter(scalars[index]) { index += 1 }
+                let word = text(start..<index).lowercased()
                 // `Mon.` and `Jan.`: the dot of an abbreviation.
-                if index < characters.count, characters[index] == ".", words[word] != nil || tolerant { index += 1 }
+                if index < scalars.count, scalars[index] == ".", words[word] != nil || tolerant { index += 1 }
                 if word == "to" || word == "till" || word == "until" {
                     tokens.append(Token(kind: .symbol("-"), position: start))
                 } else if word == "and" {
@@ -123,38 +138,40 @@ enum Tokenizer {
                 } else {
                     throw OpeningHoursError(message: "\"\(word)\" at position \(start + 1) is not part of the opening_hours syntax")
                 }
-            } else if character == "\"" || character == "“" || character == "„" {
+            } else if scalar == "\"" || scalar == "“" || scalar == "„" {
                 index += 1
-                while index < characters.count, characters[index] != "\"", characters[index] != "”", characters[index] != "“" {
+                while index < scalars.count, scalars[index] != "\"", scalars[index] != "”", scalars[index] != "“" {
                     index += 1
                 }
-                guard index < characters.count else {
+                guard index < scalars.count else {
                     throw OpeningHoursError(message: "the comment starting at position \(start + 1) has no closing quote")
                 }
-                tokens.append(Token(kind: .comment(String(characters[(start + 1)..<index])), position: start))
+                tokens.append(Token(kind: .comment(text((start + 1)..<index)), position: start))
                 index += 1
-            } else if character == "|" {
-                guard index + 1 < characters.count, characters[index + 1] == "|" else {
+            } else if scalar == "|" {
+                guard index + 1 < scalars.count, scalars[index + 1] == "|" else {
                     throw OpeningHoursError(message: "a single \"|\" at position \(start + 1): rules fall back with \"||\"")
                 }
                 tokens.append(Token(kind: .symbol("|"), position: start))
                 index += 2
-            } else if "-:,;+/[]()".contains(character) {
-                tokens.append(Token(kind: .symbol(character), position: start))
+            } else if Self.symbols.contains(scalar) {
+                tokens.append(Token(kind: .symbol(scalar), position: start))
                 index += 1
-            } else if character == "–" || character == "—" || character == "~" {
+            } else if scalar == "–" || scalar == "—" || scalar == "~" {
                 tokens.append(Token(kind: .symbol("-"), position: start))
                 index += 1
-            } else if tolerant, character == "&" {
+            } else if tolerant, scalar == "&" {
                 tokens.append(Token(kind: .symbol(","), position: start))
                 index += 1
-            } else if character == "：" {
+            } else if scalar == "：" {
                 tokens.append(Token(kind: .symbol(":"), position: start))
                 index += 1
             } else {
-                throw OpeningHoursError(message: "\"\(character)\" at position \(start + 1) is not part of the opening_hours syntax")
+                throw OpeningHoursError(message: "\"\(scalar)\" at position \(start + 1) is not part of the opening_hours syntax")
             }
         }
         return tokens
     }
+
+    private static let symbols: Set<Unicode.Scalar> = ["-", ":", ",", ";", "+", "/", "[", "]", "(", ")"]
 }

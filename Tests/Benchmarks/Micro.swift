@@ -98,6 +98,9 @@ struct Micro: ParsableCommand {
         if let dataset = ProcessInfo.processInfo.environment["MICRO_GEO"] {
             try geoSearches(dataset: URL(fileURLWithPath: dataset))
         }
+        if let dataset = ProcessInfo.processInfo.environment["MICRO_HOURS"] {
+            try hoursSearches(dataset: URL(fileURLWithPath: dataset))
+        }
         measure("attributes JSON decode") { _ = try? JSONValueDecoder().decode(Attributes.self, from: Data(#"{"dives":120,"certification":"PADI AOW"}"#.utf8)) }
     }
 
@@ -116,6 +119,29 @@ struct Micro: ParsableCommand {
             searchAll()  // warm-up
             measure("geo: search of the dataset's queries \(withTerm ? "with" : "without") a term",
                     iterations: 3, unitsPerIteration: chosen.count, searchAll)
+        }
+    }
+
+    /// Geo's search of the dataset with the hours benchmark's opening hours, without
+    /// and with `openNow`: what judging hours costs a search, in memory on this thread.
+    private func hoursSearches(dataset: URL) throws {
+        let posts = try DatasetPost.load(dataset), queries = try DatasetQuery.load(dataset)
+        let values = HoursBenchmark.values
+        let path = SearchPath(posts: posts.map { ($0.ref, $0.kind, $0.lat, $0.lon, $0.title) }) { (values[$0 % values.count], "Europe/Berlin") }
+        let at = Timestamp.parse(HoursBenchmark.at)!
+        for openNow in [false, true, false, true] {
+            func searchAll() {
+                for query in queries {
+                    _ = path.search(lat: query.lat, lon: query.lon, radius: query.radius, q: query.term.isEmpty ? nil : query.term,
+                                    limit: 20, openNow: openNow, at: at)
+                }
+            }
+            let bytes = queries.reduce(0) { total, query in
+                total + path.search(lat: query.lat, lon: query.lon, radius: query.radius, q: query.term.isEmpty ? nil : query.term,
+                                    limit: 20, openNow: openNow, at: at)
+            }
+            measure("geo with hours: search\(openNow ? " with openNow" : "") (\(bytes / queries.count) bytes of hits)",
+                    iterations: 2, unitsPerIteration: queries.count, searchAll)
         }
     }
 
