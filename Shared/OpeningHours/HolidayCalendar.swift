@@ -3,7 +3,7 @@
 /// Read once, on first use.
 public enum HolidayCalendar {
     /// The countries (ISO 3166-1 alpha-2, upper case) whose holidays are known.
-    public static var countries: Set<String> { Set(table.keys.compactMap { $0.region.split(separator: "-").first.map(String.init) }) }
+    public static let countries: Set<String> = Set(table.keys.compactMap { $0.region.split(separator: "-").first.map(String.init) })
 
     /// Whether `day` (days since 1970) is a holiday of `kind` at the place; nil when the
     /// holidays of its country are not known (or the year is outside the table's).

@@ -142,12 +142,6 @@ public struct OpeningHours: Sendable, Equatable, CustomStringConvertible {
                             comment: current.comment)
     }
 
-    /// Whether the hours say open at a local wall-clock time (seconds since 1970-01-01
-    /// 00:00 of the local calendar).
-    public func isOpen(wall: Int64, place: OpeningHoursPlace = .unknown, timeZone: TimeZone = TimeZone(identifier: "UTC")!) -> Bool {
-        segment(wall: wall, context: EvaluationContext(place: place, timeZone: timeZone)).state == .open
-    }
-
     /// The first instant after `instant` whose state differs from `current`'s.
     private func nextChange(after instant: Int64, current: Segment, context: EvaluationContext) -> Date? {
         let zone = context.timeZone

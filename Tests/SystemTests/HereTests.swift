@@ -137,7 +137,7 @@ struct HereTests {
 
         // A provider's post: created at a named place (city, country and time zone filled in), listed, shown, rated.
         let created = try here(["post", "create", "--kind", "restaurant", "--title", "Burger Bar", "--at", "Utrecht",
-                                "--hours", "Mo-Su 00:00-24:00", "--tags", "burger,late", "--price", "12.50 EUR", "--notify-radius", "200",
+                                "--hours", "Mon-Sun 00:00-24:00", "--tags", "burger,late", "--price", "12.50 EUR", "--notify-radius", "200",
                                 "--json"], environment: environment)
         #expect(created.status == 0, "\(created.err)")
         let post = try JSONValueDecoder().decode(PostReply.self, from: Data(created.out.utf8)).post
@@ -153,6 +153,7 @@ struct HereTests {
         #expect(try here(["profile", "set", "--phone", "+31 6 1234 5678", "--show-email"], environment: environment).status == 0)
         let shown = try here(["post", "show", post.id], environment: environment).out
         #expect(shown.contains("Burger Bar") && shown.contains("open now") && shown.contains("ann@example.org"))
+        #expect(shown.contains("read as Mo-Su 00:00-24:00"), "the hours' standard spelling beside the tolerant form: \(shown)")
         #expect(try here(["rate", post.id, "4"], environment: environment).status == 0)
 
         // A second user (their own session file): saves it, finds Ann near Utrecht, chats, walks into the fence.

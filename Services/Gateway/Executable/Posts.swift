@@ -23,10 +23,25 @@ func parsePrice(_ text: String) throws -> Price {
     return Price(amount: amount, currency: letters.uppercased())
 }
 
-func openStatus(of post: Post, at instant: Date = Date()) -> String? {
+/// What a post's hours say now, in words: `open now, until Sat 22:00`, with the rule's
+/// comment and the hours' standard spelling when it was written otherwise.
+func hoursSummary(of post: Post, at instant: Date = Date()) -> String? {
     guard let hours = post.hours, let name = post.timezone, let zone = TimeZoneNames.timeZone(named: name),
           let parsed = try? OpeningHours(parsing: hours) else { return nil }
-    return parsed.status(at: instant, in: zone).rawValue.replacingOccurrences(of: "_", with: " ")
+    // The country from the post's place, for PH and SH; the sun at its point.
+    let place = OpeningHoursPlace(latitude: post.lat, longitude: post.lon, country: post.place?.countryCode)
+    let state = parsed.state(at: instant, in: zone, place: place)
+    var summary = state.status.rawValue.replacingOccurrences(of: "_", with: " ") + " now"
+    if let next = state.nextChange {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = zone
+        formatter.dateFormat = next.timeIntervalSince(instant) < 6 * 86_400 ? "EEE HH:mm" : "yyyy-MM-dd HH:mm"
+        summary += ", until \(formatter.string(from: next))"
+    }
+    if let comment = state.comment { summary += " (\"\(comment)\")" }
+    if parsed.normalized != hours { summary += "; read as \(parsed.normalized)" }
+    return summary
 }
 
 struct PostCreate: GatewayCommand {
@@ -104,7 +119,7 @@ struct PostShow: GatewayCommand {
         print("\(post.title)  (\(post.kind), \(post.id))")
         if !post.text.isEmpty { print(post.text) }
         print("at \(post.lat),\(post.lon)\(post.place.map { " in \($0.city), \($0.countryCode)" } ?? "")")
-        if let hours = post.hours { print("hours \(hours) (\(post.timezone ?? "-")): \(openStatus(of: post) ?? "unknown") now") }
+        if let hours = post.hours { print("hours \(hours) (\(post.timezone ?? "-")): \(hoursSummary(of: post) ?? "unknown now")") }
         if let price = post.price { print("price \(price.amount) \(price.currency)") }
         if !post.tags.isEmpty { print("tags \(post.tags.joined(separator: ", "))") }
         print("rating \(post.rating.average.map { String(format: "%.2f", $0) } ?? "none") (\(post.rating.count))")
