@@ -3,7 +3,7 @@
 // `#/post/<id>`, …), so that each page can be linked to and reloaded.
 import { h, fill, field } from "./dom.js";
 import { t, language, setLanguage, languages } from "./i18n.js";
-import { current, onChange, signIn, register, signInAnonymously, signOut, api } from "./session.js";
+import { current, onChange, signIn, register, signInAnonymously, signOut, api, ApiError } from "./session.js";
 import { say, explain, attempt } from "./notice.js";
 import { offerMailLink } from "./devmail.js";
 
@@ -83,15 +83,27 @@ function renderAccount() {
   const form = h("form", { class: "signin", "aria-label": t("account.signIn") },
     field(t("account.email"), email), field(t("account.password"), password),
     h("button", { type: "submit" }, t("account.signIn")),
-    h("button", { type: "button", class: "secondary", onclick: () => attempt(async () => {
-      await register(email.value, password.value);
-      offerMailLink(email.value, "/email/verify");
-    }) }, t("account.register")),
+    h("button", { type: "button", class: "secondary", onclick: () => {
+      // Not sent empty: the browser shows what the form still needs.
+      if (!form.reportValidity()) return;
+      attempt(async () => {
+        await register(email.value, password.value);
+        offerMailLink(email.value, "/email/verify");
+      });
+    } }, t("account.register")),
     h("button", { type: "button", class: "secondary", onclick: () => attempt(() => signInAnonymously()) }, t("account.tryAnonymously")),
     h("a", { href: "#/account", class: "forgot" }, t("account.forgotLink")));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    attempt(() => signIn(email.value, password.value));
+    attempt(async () => {
+      try {
+        await signIn(email.value, password.value);
+      } catch (error) {
+        // The API says "login"; this form asks for an email.
+        if (error instanceof ApiError && error.code === "unauthenticated") throw new Error(t("account.wrongLogin"));
+        throw error;
+      }
+    });
   });
   fill(account, form, switcher);
 }

@@ -35,9 +35,17 @@ export function bytes(count) {
   return count >= 10 * 1_073_741_824 ? `${format.format(count / 1_073_741_824)} GiB` : `${format.format(count / 1_048_576)} MiB`;
 }
 
-/** Open, closes soon, closed or opens soon, as the restaurant app shows it: a coloured word. */
-export function openStatus(status) {
-  return status ? h("span", { class: `open-status ${status}` }, t(`open.${status}`)) : null;
+/** Open, closes soon, closed or opens soon, as the restaurant app shows it: a coloured
+ * word, and when that changes ("until 22:00", "until Mon 11:00") in the reader's time. */
+export function openStatus(status, nextChange) {
+  if (!status) return null;
+  const label = t(`open.${status}`);
+  if (!nextChange) return h("span", { class: `open-status ${status}` }, label);
+  const next = new Date(nextChange);
+  const sameDay = next.toDateString() === new Date().toDateString();
+  const when = new Intl.DateTimeFormat(language(), sameDay ? { hour: "2-digit", minute: "2-digit" }
+    : { weekday: "short", hour: "2-digit", minute: "2-digit" }).format(next);
+  return h("span", { class: `open-status ${status}` }, label, h("span", { class: "until" }, " ", t("open.until", { time: when })));
 }
 
 /** ★★★★☆ 4.2 (12), or "no ratings". */

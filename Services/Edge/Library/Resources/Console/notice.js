@@ -20,10 +20,20 @@ export function sayLink(text, href, label) {
   document.getElementById("notice").append(" ", link);
 }
 
-/** An API error, or any other, as a sentence: the code's words in the console's language, and the service's detail. */
+/**
+ * An API error, or any other, as a sentence in the console's language. A problem with
+ * a form's field is said in the words of that form (`problem.radius`: the radius in
+ * km, as the field asks for it), never in the API's (metres, `lat`/`lon`); other
+ * problems by their code. The service's English detail is only shown where the page
+ * is in English and no better words are known.
+ */
 export function explain(error) {
-  if (error instanceof ApiError) return t(`error.${error.code}`, { detail: error.message });
-  return error?.message ?? String(error);
+  if (!(error instanceof ApiError)) return error?.message ?? String(error);
+  const field = error.field?.replace(/^posts\[\d+\]\./, "");
+  const worded = field ? t(`problem.${field}`, {}, "") : "";
+  if (worded) return worded;
+  const detail = document.documentElement.lang.startsWith("en") ? error.message : "";
+  return t(`error.${error.code}`, { detail }).replace(/[:：]\s*$/, ".");
 }
 
 /** Runs `action`, saying what went wrong if it throws; answers its value or undefined. */

@@ -12,11 +12,11 @@ export async function render(main, [id]) {
   const { post } = await api(`/v1/posts/${encodeURIComponent(id)}`);
   const session = current();
   const own = session?.user.id === post.ownerId;
-  const [provider, status, saved] = await Promise.all([
+  const [provider, hit, saved] = await Promise.all([
     api("/v1/users", { query: { ids: post.ownerId } }).then((reply) => reply.users[0] ?? null, () => null),
     // The post's open status now: geo judges it, as it does for every hit.
     api("/v1/nearest", { query: { lat: post.lat, lon: post.lon, k: 20 } })
-      .then((reply) => reply.hits.find((hit) => hit.id === post.id)?.openStatus ?? null, () => null),
+      .then((reply) => reply.hits.find((hit) => hit.id === post.id) ?? null, () => null),
     session ? api("/v1/favourites/contains", { query: { ids: post.id } }).then((reply) => reply.contains?.[post.id] === true, () => false) : false,
   ]);
 
@@ -59,8 +59,10 @@ export async function render(main, [id]) {
                  alt: t("post.photo", { number: index + 1, title: post.title }) }))) : null,
     post.text ? h("p", { class: "text" }, post.text) : null,
     post.price ? h("p", { class: "price" }, money(post.price)) : null,
-    post.hours ? h("section", { class: "hours" }, h("h3", {}, t("post.hours"), " ", openStatus(status)),
-      h("ul", {}, post.hours.split(";").map((line) => h("li", {}, line.trim())))) : null,
+    post.hours ? h("section", { class: "hours" }, h("h3", {}, t("post.hours"), " ", openStatus(hit?.openStatus, hit?.nextChange)),
+      hit?.hoursComment ? h("p", { class: "comment" }, hit.hoursComment) : null,
+      // The standard spelling, one rule a line: what the owner wrote reads the same, in the specification's words.
+      h("ul", {}, (post.hoursNormalized ?? post.hours).split(";").map((line) => h("li", {}, line.trim())))) : null,
     post.tags.length ? h("p", { class: "tags" }, post.tags.map((tag) => h("span", { class: "tag" }, tag))) : null,
     ratingLine,
     h("div", { class: "actions" }, save, own ? h("a", { href: `#/edit/${post.id}`, class: "button" }, t("post.edit")) : null),

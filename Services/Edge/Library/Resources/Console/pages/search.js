@@ -43,6 +43,8 @@ export async function render(main, _parameters, query) {
   let stop = null;
   let hits = new Map();
   let sort = input.sort.value;
+  // Where the last search was, so the count can follow the live list.
+  let centre = null;
 
   useMap.addEventListener("click", () => {
     const centre = map.getCenter();
@@ -72,9 +74,10 @@ export async function render(main, _parameters, query) {
       return h("li", { dataset: { id: hit.id } },
         h("a", { href: `#/post/${hit.id}`, class: "title" }, highlighted(hit.title, hit.highlights?.title)),
         h("div", { class: "meta" }, t(`kind.${hit.kind}`, {}, hit.kind), hit.distance !== null ? ` · ${distance(hit.distance)}` : "",
-          hit.openStatus ? " · " : "", openStatus(hit.openStatus), " · ", rating(hit.rating)));
+          hit.openStatus ? " · " : "", openStatus(hit.openStatus, hit.nextChange), " · ", rating(hit.rating)));
     });
     fill(list, rows.length ? rows : h("li", { class: "empty" }, t("search.nothing")));
+    if (centre) status.textContent = t("search.found", { count: hits.size, where: where(centre) });
     if (center) {
       layer.area(center.lat, center.lon, Number(input.radius.value) * 1000, { color: "#888" });
       layer.fit([center.lat, center.lon]);
@@ -95,6 +98,11 @@ export async function render(main, _parameters, query) {
 
   async function search() {
     const spec = parameters();
+    // Punctuation alone has no words to look for: search without, and say so.
+    if (spec.q && !/[\p{L}\p{N}]/u.test(spec.q)) {
+      say(t("search.noWords", { q: spec.q }), "info");
+      spec.q = undefined;
+    }
     sort = spec.sort;
     const address = new URLSearchParams(Object.entries({ ...spec, kinds: spec.kinds?.join(","), radius: input.radius.value })
       .filter(([, value]) => value !== undefined && value !== ""));
@@ -104,8 +112,8 @@ export async function render(main, _parameters, query) {
     try {
       const reply = await api("/v1/search", { query: { ...spec, kinds: spec.kinds?.join(",") } });
       hits = new Map(reply.hits.map((hit) => [hit.id, hit]));
+      centre = reply.center;
       draw(reply.center);
-      status.textContent = t("search.found", { count: reply.hits.length, where: where(reply.center) });
     } catch (error) {
       status.textContent = "";
       say(explain(error), "error");
