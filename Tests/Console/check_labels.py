@@ -22,6 +22,7 @@ TEMPLATES = {
     "error": ["bad_request", "invalid_argument", "unauthenticated", "permission_denied", "not_found", "already_exists",
               "conflict", "too_large", "rate_limited", "unavailable", "internal"],
     "language": ["en", "de"],
+    "attribute": ["certification", "dives", "years"],
     "trips.role": ["owner", "member"],
     "sights": ["entered", "exited"],
     "operator": ["service", "answering", "ready", "version", "uptime", "roundTrip", "memory", "sqlite", "free",

@@ -256,6 +256,17 @@ def flows(browser, size_name, size, screenshots, stack):
             page.screenshot(path=os.path.join(screenshots, f"{name}-{size_name}.png"), full_page=False)
 
     print(f"{size_name}:")
+    # A guest (a search made the session): signing in stays in reach, Favourites asks to sign in.
+    guest_context = browser.context(size)
+    guest = guest_context.new_page()
+    search(guest, "burger")
+    expect(guest.locator("#account")).to_contain_text("Signed in as a guest")
+    guest.goto("/#/favourites")
+    expect(guest.locator("ul.cards li.empty")).to_contain_text("sign in or register")
+    guest.locator("#account").get_by_role("button", name="Sign in or register").click()
+    expect(guest.locator("#account").get_by_label("Email")).to_have_count(1)
+    guest_context.close()
+
     ann_context = browser.context(size)
     ann = ann_context.new_page()
     # A wrong password is said in the sign-in form's words (its field is Email), not the API's.
@@ -302,6 +313,12 @@ def flows(browser, size_name, size, screenshots, stack):
     save.click()
     expect(save).to_have_attribute("aria-pressed", "true")
     expect(save).to_have_text("Saved ✓")
+    # Rating: the chosen stars say they are chosen.
+    four = ann.get_by_role("button", name="4 of 5 stars")
+    four.click()
+    expect(ann.locator("#notice")).to_contain_text("You gave it 4 of 5")
+    expect(four).to_have_attribute("aria-pressed", "true")
+    expect(ann.get_by_role("button", name="5 of 5 stars")).to_have_attribute("aria-pressed", "false")
     shot(ann, "post")
     ann.goto("/#/favourites")
     expect(ann.locator("ul.cards li", has_text="Burger Bar")).to_have_count(1)
@@ -312,6 +329,10 @@ def flows(browser, size_name, size, screenshots, stack):
     search(ann, "folding bike")
     expect(ann.locator("main[data-live=open]")).to_have_count(1)
     poster = ann_context.new_page()
+    # A title past 200 characters is not cut without a word: the count says so and the form holds it back.
+    long_form = offer_form(poster, "x" * 230, "52.0915", "5.1180")
+    expect(long_form.locator("small.hint").first).to_have_text("230 of 200 characters")
+    check("a title past 200 characters is held back", poster.evaluate("document.querySelector('form.post-form input[name=title]').matches(':invalid')"))
     form = offer_form(poster, title, "52.0915", "5.1180")
     form.get_by_label("Description").fill("Light, folds small, serviced.")
     form.get_by_label("Price").fill("180")
@@ -358,6 +379,8 @@ def flows(browser, size_name, size, screenshots, stack):
     bob.goto("/#/chat")
     bob.locator(".conversations a", has_text="Ann").first.click()
     expect(bob.locator(".messages li", has_text=f"Dive on Saturday? ({size_name})")).to_have_count(1)
+    # Opened, it is read: no unread badge stays beside Ann's name.
+    expect(bob.locator(".conversations a", has_text="Ann").first.locator(".badge")).to_have_count(0)
     expect(bob.locator("html[data-live=ready]")).to_have_count(1)
     bob.evaluate("window.stillThisPage = true")
     ann.get_by_label("Message", exact=True).fill(f"Twelve o'clock at the harbour ({size_name})")
@@ -365,6 +388,13 @@ def flows(browser, size_name, size, screenshots, stack):
     expect(bob.locator(".messages li", has_text=f"Twelve o'clock at the harbour ({size_name})")).to_have_count(1)
     check("a message arrived in the second browser without a reload", bob.evaluate("window.stillThisPage === true"))
     shot(bob, "chat")
+    # Heard on another page too: a badge on the Chat link, and a notice naming the sender.
+    bob.goto("/#/favourites")
+    expect(bob.locator("html[data-live=ready]")).to_have_count(1)
+    ann.get_by_label("Message", exact=True).fill(f"Bring fins ({size_name})")
+    ann.get_by_role("button", name="Send", exact=True).click()
+    expect(bob.get_by_role("navigation").locator("a[href='#/chat'] .badge")).to_have_text("1")
+    expect(bob.locator("#notice")).to_contain_text("A new message from Ann")
 
     # Pushes: Bob lets this browser notify him. No browser push service is reachable here,
     # so the browser's subscribe() hands over one at the stack's push stand-in (with its keys);
@@ -400,6 +430,8 @@ def flows(browser, size_name, size, screenshots, stack):
     # The other pages, each drawn without an error.
     ann.goto("/#/divers")
     expect(ann.locator("ol.hits li", has_text="Bob")).to_have_count(1)
+    expect(ann.locator(".status")).to_contain_text(re.compile(r"1 diver near (Vlissingen|Flushing)"))  # the count names the place
+    expect(ann.locator("ol.hits li", has_text="Bob")).to_contain_text("Certification: OWD")  # attributes labelled
     shot(ann, "divers")
     ann.goto("/#/trips")
     trip_form = ann.get_by_role("form", name="A new trip")
@@ -464,6 +496,10 @@ def flows(browser, size_name, size, screenshots, stack):
     check("the skip link moves the focus to the page", ann.evaluate("document.activeElement.id") == "page")
     unnamed = ann.evaluate("""[...document.querySelectorAll('img')].filter(i => !i.hasAttribute('alt')).length""")
     check("every image has a text alternative", unnamed == 0, f"{unnamed} without")
+    # The operators' page: to anyone else it says so in words, not the edge's setting.
+    ann.goto("/#/operator")
+    expect(ann.locator("#notice")).to_contain_text("for the people who run this Hereabouts")
+    check("no setting name shown", "HEREABOUTS_" not in ann.locator("#notice").inner_text(), ann.locator("#notice").inner_text())
     ann_context.close()
 
     # A new account confirms its address from the mailed link; later, a forgotten password.

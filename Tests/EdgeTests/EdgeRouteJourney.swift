@@ -85,6 +85,10 @@ struct Journey {
         let created = try await http.call(.post, "/v1/posts", token: owner.token,
                                           json: ["kind": "restaurant", "title": "Burger Bar", "lat": 52.0907, "lon": 5.1214, "tags": ["vegan"]])
         try #require(created.status == 201, "\(created)")
+        #expect(created.string("post", "place", "city") == "Utrecht", "the town comes from the nearest place")
+        // Mid-Atlantic: the nearest town is 300 km off, so the post has none.
+        let atSea = try await http.call(.post, "/v1/posts", token: owner.token, json: ["kind": "tip", "title": "Mid-Atlantic", "lat": 0, "lon": -30])
+        #expect(atSea.status == 201 && atSea.json.objectValue?["post"]?.objectValue?["place"] == .null, "\(atSea)")
         let post = created.string("post", "id")
         #expect(created.headers[.location] == "/v1/posts/\(post)")
         let imported = try await http.call(.post, "/v1/posts/import", token: owner.token,

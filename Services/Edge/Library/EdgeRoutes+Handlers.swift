@@ -66,8 +66,8 @@ extension EdgeRoutes {
         var body = try await request.jsonObject()
         if body["timezone"] == nil || body["place"] == nil, let draft = try? JSONValueDecoder().decode(PostDraft.self, from: .object(body)),
            let nearest = try? await backends.call(GeoAPI.placesReverse.name, ["lat": .number(.double(draft.lat)), "lon": .number(.double(draft.lon))],
-                                                  for: request, context: context).decoded(as: PlaceReverseReply.self).place {
-            let completed = PostPlacement.complete(draft, nearest: nearest)
+                                                  for: request, context: context).decoded(as: PlaceReverseReply.self) {
+            let completed = PostPlacement.complete(draft, nearest: nearest.place, distance: nearest.distance)
             if body["timezone"] == nil, let timezone = completed.timezone { body["timezone"] = .string(timezone) }
             if body["place"] == nil, let place = completed.place { body["place"] = try JSONValueEncoder().encode(place) }
         }

@@ -64,12 +64,12 @@ struct PostCreate: GatewayCommand {
 
     func execute(_ gateway: Gateway) throws {
         let point = try coordinates(of: PointArgument(at), gateway)
-        let nearest = try gateway.call(GeoAPI.placesReverse, PlacesReverseRequest(lat: point.lat, lon: point.lon), token: .none).place
+        let nearest = try gateway.call(GeoAPI.placesReverse, PlacesReverseRequest(lat: point.lat, lon: point.lon), token: .none)
         let draft = PostPlacement.complete(
             PostDraft(kind: kind, title: title, text: text, lat: point.lat, lon: point.lon, category: category,
                       tags: tags.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? [],
                       price: try price.map(parsePrice), hours: hours, timezone: timezone, notifyRadius: notifyRadius, ref: ref),
-            nearest: nearest, placeName: point.place?.name)
+            nearest: nearest.place, distance: nearest.distance, placeName: point.place?.name)
         // Photos are read before the post exists, so a missing file leaves nothing half made.
         let photos = try image.map { path -> Data in
             guard let data = FileManager.default.contents(atPath: path) else { throw GatewayError("cannot read \(path)") }

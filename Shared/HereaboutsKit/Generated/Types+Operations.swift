@@ -9556,7 +9556,7 @@ public enum Operations {
             }
         }
     }
-    /// A new post (catalogue.posts.create); a missing time zone and town come from the nearest place.
+    /// A new post (catalogue.posts.create); a missing time zone and town come from the nearest place (the town only within 50 km).
     ///
     /// - Remark: HTTP `POST /v1/posts`.
     /// - Remark: Generated from `#/paths//v1/posts/post(createPost)`.

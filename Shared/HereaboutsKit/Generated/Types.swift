@@ -283,7 +283,7 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/posts`.
     /// - Remark: Generated from `#/paths//v1/posts/get(listPosts)`.
     func listPosts(_ input: Operations.ListPosts.Input) async throws -> Operations.ListPosts.Output
-    /// A new post (catalogue.posts.create); a missing time zone and town come from the nearest place.
+    /// A new post (catalogue.posts.create); a missing time zone and town come from the nearest place (the town only within 50 km).
     ///
     /// - Remark: HTTP `POST /v1/posts`.
     /// - Remark: Generated from `#/paths//v1/posts/post(createPost)`.
@@ -991,7 +991,7 @@ extension APIProtocol {
             headers: headers
         ))
     }
-    /// A new post (catalogue.posts.create); a missing time zone and town come from the nearest place.
+    /// A new post (catalogue.posts.create); a missing time zone and town come from the nearest place (the town only within 50 km).
     ///
     /// - Remark: HTTP `POST /v1/posts`.
     /// - Remark: Generated from `#/paths//v1/posts/post(createPost)`.

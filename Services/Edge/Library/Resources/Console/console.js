@@ -6,6 +6,7 @@ import { t, language, setLanguage, languages } from "./i18n.js";
 import { current, onChange, signIn, register, signInAnonymously, signOut, api, ApiError } from "./session.js";
 import { say, explain, attempt } from "./notice.js";
 import { offerMailLink } from "./devmail.js";
+import { on } from "./events.js";
 
 const pages = {
   search: () => import("./pages/search.js"),
@@ -30,6 +31,8 @@ const account = document.getElementById("account");
 const main = document.getElementById("page");
 let leave = null;
 let isOperator = false;
+/** Messages that arrived while another page than Chat was shown: a badge on its link. */
+let unheard = 0;
 
 /** The address's page and what follows it: `#/post/123?x=1` → ["post", ["123"], URLSearchParams]. */
 function route() {
@@ -48,6 +51,7 @@ async function show() {
   leave?.();
   leave = null;
   say("");
+  if (name === "chat") unheard = 0;
   renderNavigation(name);
   fill(main, h("p", { class: "loading" }, t("loading")));
   try {
@@ -64,8 +68,21 @@ async function show() {
 function renderNavigation(active) {
   const names = isOperator ? [...navigation, "operator"] : navigation;
   fill(nav, h("ul", {}, names.map((name) => h("li", {},
-    h("a", { href: `#/${name}`, "aria-current": name === active ? "page" : null }, t(`page.${name}`))))));
+    h("a", { href: `#/${name}`, "aria-current": name === active ? "page" : null }, t(`page.${name}`),
+      name === "chat" && unheard > 0
+        ? h("span", { class: "badge", "aria-label": t("chat.unread", { count: unheard }) }, String(unheard)) : null)))));
 }
+
+// Messages are heard on every page: away from Chat, a badge on its link and a notice
+// naming the sender (the Chat page shows them itself).
+on("chat.message", async ({ message }) => {
+  const session = current();
+  if (!session || message.senderId === session.user.id || route()[0] === "chat") return;
+  unheard += 1;
+  renderNavigation(route()[0]);
+  const sender = await api("/v1/users", { query: { ids: message.senderId } }).then((reply) => reply.users[0], () => null);
+  say(t("chat.arrived", { name: sender?.displayName ?? sender?.username ?? t("chat.someone") }), "info");
+});
 
 function renderAccount() {
   const session = current();
@@ -74,7 +91,13 @@ function renderAccount() {
   if (session) {
     const name = session.user.displayName ?? session.user.email ?? t("account.anonymous");
     const who = t("account.signedInAs", { name });
-    fill(account, session.user.anonymous ? h("span", { class: "who" }, who) : h("a", { class: "who", href: "#/account" }, who),
+    if (session.user.anonymous) {
+      // A guest keeps signing in and registering in reach, and is told what a guest can do.
+      fill(account, h("span", { class: "who", title: t("account.guestNote") }, who),
+        h("button", { type: "button", onclick: () => signOut() }, t("account.signInOrRegister")), switcher);
+      return;
+    }
+    fill(account, h("a", { class: "who", href: "#/account" }, who),
       h("button", { type: "button", class: "secondary", onclick: () => signOut() }, t("account.signOut")), switcher);
     return;
   }

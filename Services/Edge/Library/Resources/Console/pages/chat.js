@@ -92,7 +92,8 @@ export async function render(main, [conversationId], query) {
     reply.messages.forEach(append);
     fill(sendForm, field(t("chat.message"), text), h("button", { type: "submit" }, t("chat.sendButton")));
     pane.append(messages, sendForm);
-    markRead();
+    // Marked read before the list is drawn, or the list may still count them.
+    await markRead();
   } else {
     if (recipient) await nameUsers([recipient]);
     fill(sendForm, recipient ? h("p", {}, t("chat.to", { name: nameOf(recipient) })) : field(t("chat.toEmail"), to),
@@ -120,8 +121,10 @@ export async function render(main, [conversationId], query) {
     if (message.conversationId === current_) {
       await nameUsers([message.senderId]);
       append(message);
-      markRead();
+      await markRead();
     } else {
+      // A first message from someone: their name is looked up before it is said.
+      await nameUsers([message.senderId]);
       say(t("chat.arrived", { name: nameOf(message.senderId) }));
     }
     listConversations().catch((error) => say(explain(error), "error"));

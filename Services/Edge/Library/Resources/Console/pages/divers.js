@@ -38,13 +38,16 @@ export async function render(main, _parameters, query) {
     const byId = new Map(profiles.map((profile) => [profile.id, profile]));
     const rows = [...people.values()].sort((a, b) => a.distance - b.distance).map((person) => {
       const profile = byId.get(person.userId);
-      const attributes = Object.entries(profile?.attributes ?? {}).map(([key, value]) => `${key}: ${value}`).join(", ");
+      // Attributes by their label in the page's language, where the console knows one.
+      const attributes = Object.entries(profile?.attributes ?? {})
+        .map(([key, value]) => `${t(`attribute.${key}`, {}, key)}: ${value}`).join(", ");
       return h("li", { dataset: { id: person.userId } }, h("strong", {}, profile?.displayName ?? t("chat.someone")),
         h("div", { class: "meta" }, t("divers.within", { distance: distance(person.distance) }), attributes ? ` · ${attributes}` : ""),
         h("a", { href: `#/chat/new?to=${encodeURIComponent(person.userId)}` }, t("post.message")));
     });
     fill(list, rows.length ? rows : h("li", { class: "empty" }, t("divers.none")));
-    status.textContent = t("divers.found", { count: rows.length });
+    status.textContent = t(rows.length === 1 ? "divers.foundOne" : "divers.found", { count: rows.length,
+      where: center?.place ? `${center.place.name} (${center.place.countryCode})` : place.value.trim() });
     if (center) {
       layer.clear();
       layer.add(center.lat, center.lon, center.place?.name ?? "");

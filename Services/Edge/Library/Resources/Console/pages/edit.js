@@ -21,7 +21,8 @@ export async function render(main, [id]) {
   const value = (name) => existing?.[name] ?? "";
   const input = {
     kind: h("select", { name: "kind", required: true }, kinds.map((kind) => h("option", { value: kind, selected: existing?.kind === kind }, t(`kind.${kind}`)))),
-    title: h("input", { name: "title", required: true, maxlength: 200, value: value("title") }),
+    // No maxlength: a browser cuts a longer paste without a word; the count below says it.
+    title: h("input", { name: "title", required: true, value: value("title") }),
     text: h("textarea", { name: "text", rows: 4 }),
     category: h("input", { name: "category", value: value("category") }),
     tags: h("input", { name: "tags", value: existing?.tags.join(", ") ?? "" }),
@@ -35,9 +36,17 @@ export async function render(main, [id]) {
   };
   input.text.value = value("text");
   const photos = h("div", { class: "photos" });
+  // The title's length as it is typed or pasted: past 200 the form will not send it, and says why.
+  input.title.addEventListener("input", () => {
+    const count = [...input.title.value].length;
+    const hint = document.getElementById(`${input.title.id}-hint`);
+    if (hint) hint.textContent = t("edit.titleCount", { count });
+    input.title.setCustomValidity(count > 200 ? t("problem.title") : "");
+  });
   const mapElement = h("div", { class: "map small", role: "region", "aria-label": t("edit.mapHint") });
   const form = h("form", { class: "post-form", "aria-label": t(existing ? "edit.editing" : "edit.new") },
-    field(t("edit.kind"), input.kind), field(t("edit.title"), input.title), field(t("edit.text"), input.text),
+    field(t("edit.kind"), input.kind), field(t("edit.title"), input.title, t("edit.titleCount", { count: input.title.value.length })),
+    field(t("edit.text"), input.text),
     field(t("edit.category"), input.category), field(t("edit.tags"), input.tags, t("edit.tagsHint")),
     h("div", { class: "row" }, field(t("edit.price"), input.price), field(t("edit.currency"), input.currency)),
     field(t("edit.hours"), input.hours, t("edit.hoursHint")),

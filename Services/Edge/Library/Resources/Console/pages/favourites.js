@@ -32,7 +32,7 @@ export async function render(main) {
         await api(`/v1/favourites/${encodeURIComponent(item.postId)}`, { method: "DELETE" });
         say(t("post.removedNotice"), "ok");
         await load();
-      }) }, t("favourites.remove")))) : h("li", { class: "empty" }, t("favourites.none")));
+      }) }, t("favourites.remove")))) : h("li", { class: "empty" }, t(current()?.user.anonymous ? "favourites.noneGuest" : "favourites.none")));
   }
   await load();
 }

@@ -3,7 +3,7 @@
 // the last problems the edge answered. Refreshed every five seconds while open.
 import { h, fill } from "../dom.js";
 import { t } from "../i18n.js";
-import { api } from "../session.js";
+import { api, ApiError } from "../session.js";
 import { bytes, dateTime, number } from "../format.js";
 import { say, explain } from "../notice.js";
 
@@ -17,7 +17,9 @@ export async function render(main) {
     try {
       draw(await api("/v1/operator/status"));
     } catch (error) {
-      say(explain(error), "error");
+      // Who may see it is a setting of the edge: its name means nothing to a user.
+      const denied = error instanceof ApiError && error.code === "permission_denied";
+      say(denied ? t("operator.notAllowed") : explain(error), "error");
     }
   }
 

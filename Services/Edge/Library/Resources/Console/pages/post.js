@@ -34,10 +34,14 @@ export async function render(main, [id]) {
   const ratingLine = h("p", {}, rating(post.rating));
   const stars = h("div", { class: "stars", role: "group", "aria-label": t("post.rate") },
     [1, 2, 3, 4, 5].map((count) => h("button", {
-      type: "button", class: "secondary", "aria-label": t("post.stars", { count }),
+      type: "button", class: "secondary", "aria-label": t("post.stars", { count }), "aria-pressed": "false",
       onclick: () => attempt(async () => {
         const reply = await api(`/v1/posts/${encodeURIComponent(post.id)}/rating`, { method: "PUT", json: { stars: count } });
         fill(ratingLine, rating(reply.rating));
+        // The chosen stars say so (to a screen reader too).
+        for (const button of stars.querySelectorAll("button")) {
+          button.setAttribute("aria-pressed", String(button.getAttribute("aria-label") === t("post.stars", { count })));
+        }
         say(t("post.rated", { count }), "ok");
       }),
     }, "★".repeat(count))));
