@@ -293,6 +293,16 @@ def flows(browser, size_name, size, screenshots, stack):
     check("the row shows an open status", status.get_attribute("class").split()[-1] in
           {"open", "closes_soon", "closed", "opens_soon"}, status.get_attribute("class"))
     check("a pin is on the map", ann.locator(".map path.leaflet-interactive").count() >= 1)
+    if size["viewport"]["width"] < 800:
+        check("on a phone the results come before the map", ann.evaluate(
+            "document.querySelector('ol.hits').getBoundingClientRect().top < document.querySelector('.results .map').getBoundingClientRect().top"))
+    # The navigation leaves the focus on the page it leads to.
+    ann.get_by_role("navigation").get_by_role("link", name="Favourites").click()
+    expect(ann.get_by_role("heading", level=2)).to_have_text("Favourites")
+    check("the focus is on the page after the navigation", ann.evaluate("document.activeElement.id") == "page",
+          ann.evaluate("document.activeElement.tagName + '#' + document.activeElement.id"))
+    ann.go_back()
+    expect(ann.locator("ol.hits li", has_text="Burger Bar")).to_have_count(1)
     shot(ann, "search")
     # A search's mistakes are said in the form's words: km, not metres; "Near", not lat and lon.
     ann.goto("/#/search?place=Utrecht&radius=0")
@@ -313,6 +323,14 @@ def flows(browser, size_name, size, screenshots, stack):
     save.click()
     expect(save).to_have_attribute("aria-pressed", "true")
     expect(save).to_have_text("Saved ✓")
+    # A link styled as a button is as tall as a button, its text centred; the map keeps its distance.
+    message_link = ann.locator(".provider a.button")
+    heights = ann.evaluate("""[document.querySelector('.provider a.button'), document.querySelector('.post .actions button')]
+        .map(e => Math.round(e.getBoundingClientRect().height))""")
+    check("'Send a message' is as tall as the other buttons", abs(heights[0] - heights[1]) <= 1, str(heights))
+    gap = ann.evaluate("document.querySelector('.post .map').getBoundingClientRect().top - document.querySelector('.provider a.button').getBoundingClientRect().bottom")
+    check("'Send a message' does not touch the map", gap >= 8, f"{gap} px")
+    expect(message_link).to_have_count(1)
     # Rating: the chosen stars say they are chosen.
     four = ann.get_by_role("button", name="4 of 5 stars")
     four.click()
@@ -376,6 +394,9 @@ def flows(browser, size_name, size, screenshots, stack):
     ann.get_by_label("Message", exact=True).fill(f"Dive on Saturday? ({size_name})")
     ann.get_by_role("button", name="Send", exact=True).click()
     expect(ann.locator(".messages li", has_text=f"Dive on Saturday? ({size_name})")).to_have_count(1)
+    check("after the first message the focus is back in the message field",
+          ann.evaluate("document.activeElement.name") == "text" or ann.evaluate("document.activeElement.tagName") == "TEXTAREA",
+          ann.evaluate("document.activeElement.tagName + ' ' + (document.activeElement.name || '')"))
     bob.goto("/#/chat")
     bob.locator(".conversations a", has_text="Ann").first.click()
     expect(bob.locator(".messages li", has_text=f"Dive on Saturday? ({size_name})")).to_have_count(1)

@@ -46,6 +46,12 @@ function route() {
   return [pages[name] ? name : "search", rest, new URLSearchParams(query ?? "")];
 }
 
+/** Set when the navigation was used: the page it leads to gets the focus once drawn. */
+let focusPage = false;
+nav.addEventListener("click", (event) => {
+  if (event.target.closest("a")) focusPage = true;
+});
+
 async function show() {
   const [name, parameters, query] = route();
   leave?.();
@@ -60,6 +66,9 @@ async function show() {
     document.title = `${t(`page.${name}`)} · Hereabouts`;
     main.replaceChildren();
     leave = (await page.render(main, parameters, query)) ?? null;
+    // After the navigation the focus goes to the page, not back to the top of the document.
+    if (focusPage) main.focus();
+    focusPage = false;
   } catch (error) {
     say(explain(error), "error");
   }

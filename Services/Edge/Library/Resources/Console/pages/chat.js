@@ -92,6 +92,10 @@ export async function render(main, [conversationId], query) {
     reply.messages.forEach(append);
     fill(sendForm, field(t("chat.message"), text), h("button", { type: "submit" }, t("chat.sendButton")));
     pane.append(messages, sendForm);
+    if (sessionStorage.getItem("hereabouts.focusMessage")) {
+      sessionStorage.removeItem("hereabouts.focusMessage");
+      text.focus();
+    }
     // Marked read before the list is drawn, or the list may still count them.
     await markRead();
   } else {
@@ -109,6 +113,8 @@ export async function render(main, [conversationId], query) {
       const { message } = await api("/v1/messages", { method: "POST", json: body, headers: { "Idempotency-Key": crypto.randomUUID() } });
       text.value = "";
       if (!current_) {
+        // The conversation's own page follows; the focus goes back to its message field.
+        sessionStorage.setItem("hereabouts.focusMessage", "1");
         location.hash = `#/chat/${message.conversationId}`;
         return;
       }
