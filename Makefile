@@ -68,16 +68,19 @@ CONSOLE_VENV := .build/console-venv
 $(CONSOLE_VENV)/bin/playwright:
 	python3 -m venv $(CONSOLE_VENV)
 	$(CONSOLE_VENV)/bin/pip install -q playwright==1.65.2
+# axe-core (the accessibility audit the browser test runs), as axe-playwright-python bundles it
+$(CONSOLE_VENV)/axe-0.1.8: $(CONSOLE_VENV)/bin/playwright
+	$(CONSOLE_VENV)/bin/pip install -q axe-playwright-python==0.1.8 playwright==1.65.2 && touch $@
 console-browser:
 	@dpkg -s $(CONSOLE_PACKAGES) >/dev/null 2>&1 || { echo "installing: $(CONSOLE_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CONSOLE_PACKAGES); }
-console-check: deps console-browser $(CONSOLE_VENV)/bin/playwright
+console-check: deps console-browser $(CONSOLE_VENV)/axe-0.1.8
 	python3 Tests/Console/check_labels.py Services/Edge/Library/Resources/Console
 	swift build
 	$(CONSOLE_VENV)/bin/python Tests/Console/console_test.py --bin $$(swift build --show-bin-path)
 
 ## screenshots: the console's main pages at phone and desktop sizes (Docs/screenshots), by the same browser run
-screenshots: deps console-browser $(CONSOLE_VENV)/bin/playwright
+screenshots: deps console-browser $(CONSOLE_VENV)/axe-0.1.8
 	swift build
 	$(CONSOLE_VENV)/bin/python Tests/Console/console_test.py --bin $$(swift build --show-bin-path) --screenshots Docs/screenshots
 

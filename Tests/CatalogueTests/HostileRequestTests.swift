@@ -65,6 +65,7 @@ struct HostileRequestTests {
             Rejection("a trip id that is a number", frames: [request("trips.delete", #"{"id":7}"#, token: token)], expected: "invalid_argument id"),
             Rejection("a trip read without a token", frames: [request("trips.get", #"{"id":"t1"}"#)], expected: "unauthenticated"),
             Rejection("an invite without a user", frames: [request("trips.invite", #"{"id":"t1"}"#, token: token)], expected: "invalid_argument userId"),
+            Rejection("an accept of an id that is a list", frames: [request("trips.accept", #"{"id":["t1"]}"#, token: token)], expected: "invalid_argument id"),
             Rejection("SQL as a trip to leave", frames: [request("trips.leave", #"{"id":"1; DROP TABLE trip"}"#, token: token)], expected: "invalid_argument id"),
             Rejection("trips listed with a list for a body", frames: [request("trips.list", "[]", token: token)], expected: "bad_request"),
         ]

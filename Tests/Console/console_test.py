@@ -194,9 +194,18 @@ class Browser:
         self.browser.close()
 
 
+def open_sign_in(page):
+    """The signed-out header's form; on a phone it waits behind "Sign in or register"."""
+    header = page.locator("#account")
+    closed = header.locator("details.signin-box:not([open]) > summary")
+    if closed.count():
+        closed.click()
+    return header
+
+
 def sign_in(page, email):
     page.goto("/#/search")
-    header = page.locator("#account")
+    header = open_sign_in(page)
     header.get_by_label("Email").fill(email)
     header.get_by_label("Password").fill(PASSWORD)
     header.get_by_role("button", name="Sign in").click()
@@ -241,6 +250,35 @@ def mailed_link(mail_dir, address, path, seen):
     raise AssertionError(f"no mail to {address} with a {path} link in {mail_dir}")
 
 
+AXE = None
+
+
+def audit(page, where):
+    """axe-core's rules over the page as it is shown; what it finds serious or critical is
+    returned as lines (the minor and moderate ones are counted, not failed)."""
+    global AXE
+    if AXE is None:
+        from axe_playwright_python.sync_playwright import Axe
+        AXE = Axe()
+    violations = AXE.run(page).response["violations"]
+    bad = [v for v in violations if v.get("impact") in ("serious", "critical")]
+    print(f"  axe {where}: {len(bad)} serious or critical, {len(violations) - len(bad)} minor or moderate")
+    return [f"{where}: {v['id']} ({v['impact']}) {v['help']}: {[n['target'] for n in v['nodes']][:4]}" for v in bad]
+
+
+def audit_pages(page, pages, language):
+    """Each page (an address and what shows it is drawn) audited in `language`."""
+    found = []
+    page.goto("/#/search")
+    page.locator("#account select").select_option(language)
+    for address, ready in pages:
+        page.goto(address)
+        expect(page.locator(ready).first).to_be_visible()
+        page.wait_for_timeout(300)  # late parts: the map's tiles, a list's second answer
+        found += audit(page, f"{address} ({language})")
+    return found
+
+
 def check(name, condition, detail=""):
     if not condition:
         raise AssertionError(f"{name}: {detail}")
@@ -264,14 +302,21 @@ def flows(browser, size_name, size, screenshots, stack):
     guest.goto("/#/favourites")
     expect(guest.locator("ul.cards li.empty")).to_contain_text("sign in or register")
     guest.locator("#account").get_by_role("button", name="Sign in or register").click()
-    expect(guest.locator("#account").get_by_label("Email")).to_have_count(1)
+    expect(guest.locator("#account").get_by_label("Email")).to_be_visible()  # asked for: open on a phone too
     guest_context.close()
 
     ann_context = browser.context(size)
     ann = ann_context.new_page()
     # A wrong password is said in the sign-in form's words (its field is Email), not the API's.
     ann.goto("/#/search")
-    header = ann.locator("#account")
+    expect(ann.get_by_role("search")).to_have_count(1)
+    search_top = ann.evaluate("document.querySelector('form[role=search]').getBoundingClientRect().top")
+    # The signed-out pages pass axe-core's audit too, with the sign-in form shown.
+    signed_out = [("/#/search", "form[role=search]"), ("/#/trips", "#page h2"), ("/#/account", "#page h2")]
+    failures = audit_pages(ann, signed_out, "de") + audit_pages(ann, signed_out, "en")
+    header = open_sign_in(ann)
+    failures += audit(ann, "the sign-in form, open (en)")
+    check("axe-core finds no serious or critical violation signed out", not failures, "\n".join(failures))
     header.get_by_label("Email").fill("ann@demo.hereabouts")
     header.get_by_label("Password").fill("not-the-password")
     header.get_by_role("button", name="Sign in").click()
@@ -284,6 +329,12 @@ def flows(browser, size_name, size, screenshots, stack):
     ann.wait_for_timeout(700)  # long enough for a request's answer to show, had one been sent
     check("an empty Register form is not sent", ann.locator("#notice").inner_text() == before, ann.locator("#notice").inner_text())
     sign_in(ann, "ann@demo.hereabouts")
+    if size["viewport"]["width"] < 800:
+        # Signed out on a phone the sign-in form is one line until asked for: Search starts about
+        # where it does for someone signed in (the open form pushed it 340 px further down).
+        signed_in_top = ann.evaluate("document.querySelector('form[role=search]').getBoundingClientRect().top")
+        check("signed out on a phone, Search is not pushed down by the sign-in form", search_top - signed_in_top < 60,
+              f"{search_top:.0f} px signed out, {signed_in_top:.0f} px signed in")
 
     # Search "burger" near Utrecht: a pin and a row with its open status.
     search(ann, "burger")
@@ -455,16 +506,33 @@ def flows(browser, size_name, size, screenshots, stack):
     shot(ann, "divers")
     ann.goto("/#/trips")
     trip_form = ann.get_by_role("form", name="A new trip")
-    trip_form.get_by_label("Title").fill("Köln weekend")
+    trip_form.get_by_label("Title").fill(f"Köln weekend ({size_name})")
     trip_form.get_by_label("City").fill("Köln")
     trip_form.get_by_label("Country code").fill("DE")
     trip_form.get_by_label("From").fill("2027-05-01")
     trip_form.get_by_label("Until").fill("2027-05-03")
     trip_form.get_by_role("button", name="Create the trip").click()
-    expect(ann.get_by_role("heading", level=3)).to_have_text("Köln weekend")
+    expect(ann.get_by_role("heading", level=3)).to_have_text(f"Köln weekend ({size_name})")
     ann.get_by_label("A buddy's email address").fill("bob@demo.hereabouts")
     ann.get_by_role("button", name="Invite", exact=True).click()
     expect(ann.locator(".members li")).to_have_count(2)
+    # Invited is not joined: Bob is on the trip only once he accepts it.
+    expect(ann.locator(".members li", has_text="Bob")).to_contain_text("invited, has not answered yet")
+    expect(ann.locator(".members li", has_text="Bob")).not_to_contain_text("joined")
+    bob_context = browser.context(size)
+    bob = bob_context.new_page()
+    sign_in(bob, "bob@demo.hereabouts")
+    bob.goto("/#/trips")
+    expect(bob.locator(".cards li", has_text=f"Köln weekend ({size_name})")).to_contain_text("Invitation")
+    bob.locator(".cards a", has_text=f"Köln weekend ({size_name})").click()
+    expect(bob.locator(".invitation")).to_contain_text("Ann invited you")
+    bob.get_by_role("button", name="Join the trip").click()
+    expect(bob.locator(".members li", has_text="Bob")).to_contain_text("joined")
+    expect(bob.get_by_role("button", name="Join the trip")).to_have_count(0)
+    bob_context.close()
+    ann.goto("/#/trips")
+    ann.locator(".cards a", has_text=f"Köln weekend ({size_name})").click()
+    expect(ann.locator(".members li", has_text="Bob")).to_contain_text("joined")
     with ann.expect_download() as download:
         ann.get_by_role("button", name="Calendar file (.ics)").click()
     calendar = open(download.value.path()).read()
@@ -520,6 +588,20 @@ def flows(browser, size_name, size, screenshots, stack):
     ann.goto("/#/operator")
     expect(ann.locator("#notice")).to_contain_text("for the people who run this Hereabouts")
     check("no setting name shown", "HEREABOUTS_" not in ann.locator("#notice").inner_text(), ann.locator("#notice").inner_text())
+
+    # axe-core over every page, in both languages: nothing serious or critical.
+    search(ann, "burger")
+    post_address = "/" + ann.locator("ol.hits li a.title").first.get_attribute("href")
+    ann.goto("/#/trips")
+    trip_address = "/" + ann.locator(".cards a", has_text=f"Köln weekend ({size_name})").get_attribute("href")
+    ann.goto("/#/chat")
+    chat_address = "/" + ann.locator(".conversations a", has_text="Bob").first.get_attribute("href")
+    pages = [("/#/search?q=burger&place=Utrecht", "ol.hits li"), (post_address, "#page h2"), ("/#/edit", "form"),
+             ("/#/favourites", "ul.cards li"), ("/#/chat", ".conversations a"), (chat_address, ".messages li"),
+             ("/#/divers", "ol.hits li"), ("/#/trips", ".cards li"), (trip_address, ".members li"), ("/#/tips", ".groups h3"),
+             ("/#/sights", "ol.hits li"), ("/#/country/NL", ".country h3"), ("/#/account", "#page h2"), ("/#/operator", "#page h2")]
+    failures = audit_pages(ann, pages, "de") + audit_pages(ann, pages, "en")
+    check("axe-core finds no serious or critical violation on any page in either language", not failures, "\n".join(failures))
     ann_context.close()
 
     # A new account confirms its address from the mailed link; later, a forgotten password.
@@ -528,7 +610,7 @@ def flows(browser, size_name, size, screenshots, stack):
     mail_context = browser.context(size)
     newcomer = mail_context.new_page()
     newcomer.goto("/#/search")
-    header = newcomer.locator("#account")
+    header = open_sign_in(newcomer)
     header.get_by_label("Email").fill(address)
     header.get_by_label("Password").fill(PASSWORD)
     header.get_by_role("button", name="Register").click()
@@ -542,7 +624,7 @@ def flows(browser, size_name, size, screenshots, stack):
     expect(newcomer.locator("#page .badge")).to_have_text("confirmed")
     shot(newcomer, "account")
     header.get_by_role("button", name="Sign out").click()
-    header.get_by_role("link", name="Forgot your password?").click()
+    open_sign_in(newcomer).get_by_role("link", name="Forgot your password?").click()
     form = newcomer.get_by_role("form", name="Forgot your password?")
     form.get_by_label("Email").fill(address)
     form.get_by_role("button", name="Send the link").click()

@@ -114,8 +114,11 @@ struct AppFlowTests {
         let buddy = try await ann.user(email: "bea@example.org")
         #expect(buddy.id == beaUser.id && buddy.displayName == "Bea")
         let shared = try await ann.invite(buddy.id, toTrip: trip.id)
-        #expect(shared.members?.count == 2)
+        #expect(shared.members?.map(\.role) == [.owner, .invited])
+        #expect(try await bea.trips().map(\.role) == [.invited])
         #expect(try await bea.trip(trip.id).title == "New Year in Köln")
+        let joined = try await bea.acceptTrip(trip.id)
+        #expect(joined.role == .member && joined.members?.last?.joinedAt != nil)
         let calendar = try await bea.tripCalendar(trip.id)
         #expect(calendar.hasPrefix("BEGIN:VCALENDAR\r\n") && calendar.contains("DTSTART;VALUE=DATE:20261230\r\n"))
     }

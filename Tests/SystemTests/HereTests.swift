@@ -194,6 +194,10 @@ struct HereTests {
         #expect(try here(["tip", "add", "--city", "Köln", "--category", "cafe", "--name", "Café Reichard", "--text", "by the Dom"],
                          environment: environment).status == 0)
         #expect(try here(["trip", "invite", tripId, "bea@example.org"], environment: environment).status == 0)
+        let invitation = try here(["trip", "list"], environment: bea).out
+        #expect(invitation.contains("invited (here trip accept \(tripId))"), "\(invitation)")
+        #expect(try here(["trip", "show", tripId], environment: bea).out.contains("Bea (invited, not yet joined)"))
+        #expect(try here(["trip", "accept", tripId], environment: bea).out.contains("Joined"))
         let tripShown = try here(["trip", "show", tripId], environment: bea).out
         #expect(tripShown.contains("🇩🇪 Germany") && tripShown.contains("cafe:") && tripShown.contains("Café Reichard")
                 && tripShown.contains("Bea (member)"), "\(tripShown)")

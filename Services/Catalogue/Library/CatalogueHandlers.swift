@@ -25,6 +25,7 @@ struct CatalogueHandlers: Sendable {
         router.read(CatalogueAPI.listTrips, listTrips)
         router.read(CatalogueAPI.getTrip, getTrip)
         router.write(CatalogueAPI.invite, invite)
+        router.write(CatalogueAPI.acceptTrip, acceptTrip)
         router.write(CatalogueAPI.leaveTrip, leaveTrip)
         router.write(CatalogueAPI.deleteTrip, deleteTrip)
         router.changes(CatalogueAPI.changes, outbox: store.outbox, database: store.database)
@@ -165,7 +166,7 @@ struct CatalogueHandlers: Sendable {
         let now = Date()
         return try context.commit { db in
             let trip = try store.insertTrip(request, owner: caller, now: now, in: db)
-            return TripReply(trip: try store.trip(id: trip.id, withMembers: true, in: db) ?? trip)
+            return TripReply(trip: try store.trip(id: trip.id, withMembers: true, caller: caller, in: db) ?? trip)
         }
     }
 
@@ -175,12 +176,11 @@ struct CatalogueHandlers: Sendable {
 
     func getTrip(_ request: IDRequest, _ context: RequestContext) throws -> TripReply {
         let caller = try context.requireCaller().userID
-        guard let trip = try store.trip(id: request.id, withMembers: true) else {
+        guard let trip = try store.trip(id: request.id, withMembers: true, caller: caller) else {
             throw ServiceError.notFound("no trip has the id \(request.id)")
         }
-        guard trip.members?.contains(where: { $0.userId == caller }) == true else {
-            throw ServiceError.permissionDenied("only the trip's members see it")
-        }
+        // The invited see what they are asked to join.
+        guard trip.role != nil else { throw ServiceError.permissionDenied("only the trip's members see it") }
         return TripReply(trip: trip)
     }
 
@@ -195,8 +195,25 @@ struct CatalogueHandlers: Sendable {
         let now = Date()
         return try context.commit { db in
             try ownTrip(request.id, caller: caller, in: db)
-            try store.addMember(tripID: request.id, user: request.userId, role: .member, now: now, in: db)
-            guard let trip = try store.trip(id: request.id, withMembers: true, in: db) else { throw ServiceError.internal }
+            try store.invite(tripID: request.id, user: request.userId, now: now, in: db)
+            guard let trip = try store.trip(id: request.id, withMembers: true, caller: caller, in: db) else { throw ServiceError.internal }
+            return TripReply(trip: trip)
+        }
+    }
+
+    /// Accepting twice, or as the owner or a member, answers the trip as it is.
+    func acceptTrip(_ request: IDRequest, _ context: RequestContext) throws -> Committed<TripReply> {
+        let caller = try context.requireCaller().userID
+        let now = Date()
+        return try context.commit { db in
+            guard try store.trip(id: request.id, withMembers: false, in: db) != nil else {
+                throw ServiceError.notFound("no trip has the id \(request.id)")
+            }
+            guard try store.memberRole(tripID: request.id, user: caller, in: db) != nil else {
+                throw ServiceError.permissionDenied("you are not invited to this trip")
+            }
+            try store.accept(tripID: request.id, user: caller, now: now, in: db)
+            guard let trip = try store.trip(id: request.id, withMembers: true, caller: caller, in: db) else { throw ServiceError.internal }
             return TripReply(trip: trip)
         }
     }
@@ -208,7 +225,7 @@ struct CatalogueHandlers: Sendable {
                 throw ServiceError.notFound("no trip has the id \(request.id)")
             }
             switch try store.memberRole(tripID: request.id, user: caller, in: db) {
-            case .member?:
+            case .member?, .invited?:
                 try store.removeMember(tripID: request.id, user: caller, in: db)
                 return Empty()
             case .owner?:

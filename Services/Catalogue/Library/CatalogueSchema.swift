@@ -74,5 +74,24 @@ enum CatalogueSchema {
                 CREATE TABLE deleted_user (user_id TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("catalogue-2") { db in
+            // An invited buddy is on the trip only once they accept: until then their row has the role
+            // 'invited', an invited_at and no joined_at. Members from before were added without asking.
+            try db.execute(sql: """
+                CREATE TABLE trip_member_new (
+                    trip_id TEXT NOT NULL REFERENCES trip(id) ON DELETE CASCADE,
+                    user_id TEXT NOT NULL,
+                    role TEXT NOT NULL,
+                    invited_at REAL,
+                    joined_at REAL,
+                    PRIMARY KEY (trip_id, user_id)
+                ) WITHOUT ROWID;
+                INSERT INTO trip_member_new (trip_id, user_id, role, invited_at, joined_at)
+                    SELECT trip_id, user_id, role, NULL, joined_at FROM trip_member;
+                DROP TABLE trip_member;
+                ALTER TABLE trip_member_new RENAME TO trip_member;
+                CREATE INDEX trip_member_user ON trip_member(user_id);
+                """)
+        }
     }
 }

@@ -67,6 +67,7 @@ struct EdgeRoutes: Sendable {
         routes.route(.get, "/v1/trips/{id}", CatalogueAPI.getTrip)
         routes.route(.delete, "/v1/trips/{id}", CatalogueAPI.deleteTrip)
         routes.route(.post, "/v1/trips/{id}/members", CatalogueAPI.invite)
+        routes.route(.put, "/v1/trips/{id}/members/me", CatalogueAPI.acceptTrip)
         routes.route(.delete, "/v1/trips/{id}/members/me", CatalogueAPI.leaveTrip)
         routes.on(.get, "/v1/trips/{id}/calendar.ics", tripCalendar)
 

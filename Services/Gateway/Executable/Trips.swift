@@ -13,7 +13,7 @@ func localDate(_ text: String, _ flag: String) throws -> LocalDate {
 struct TripCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trip", abstract: "Private trips shared with buddies.",
-        subcommands: [TripCreate.self, TripList.self, TripShow.self, TripInvite.self, TripLeave.self, TripRemove.self, TripICS.self])
+        subcommands: [TripCreate.self, TripList.self, TripShow.self, TripInvite.self, TripAccept.self, TripLeave.self, TripRemove.self, TripICS.self])
 }
 
 struct TripCreate: GatewayCommand {
@@ -35,13 +35,14 @@ struct TripCreate: GatewayCommand {
 }
 
 struct TripList: GatewayCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "Your trips and those you joined.")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "Your trips, those you joined and those you are invited to.")
     @OptionGroup var options: CommonOptions
     func execute(_ gateway: Gateway) throws {
         let reply = try gateway.call(CatalogueAPI.listTrips, Empty(), token: .required)
         if options.json { return try Output.json(reply) }
-        Output.table(["DATES", "TITLE", "CITY", "ID"], reply.trips.map {
-            ["\($0.start?.description ?? "?") – \($0.end?.description ?? "?")", $0.title, "\($0.city), \($0.countryCode)", $0.id]
+        Output.table(["DATES", "TITLE", "CITY", "YOU", "ID"], reply.trips.map {
+            ["\($0.start?.description ?? "?") – \($0.end?.description ?? "?")", $0.title, "\($0.city), \($0.countryCode)",
+             $0.role == .invited ? "invited (here trip accept \($0.id))" : $0.role?.rawValue ?? "", $0.id]
         })
     }
 }
@@ -76,7 +77,8 @@ struct TripShow: GatewayCommand {
         let members = trip.members ?? []
         let profiles = members.isEmpty ? [] : try gateway.call(AuthAPI.usersGet, UsersGetRequest(ids: members.map(\.userId))).users
         let names = Dictionary(profiles.map { ($0.id, $0.displayName ?? $0.username ?? $0.id) }) { a, _ in a }
-        print("buddies: " + members.map { "\(names[$0.userId] ?? $0.userId) (\($0.role.rawValue))" }.joined(separator: ", "))
+        print("buddies: " + members.map { "\(names[$0.userId] ?? $0.userId) (\($0.role == .invited ? "invited, not yet joined" : $0.role.rawValue))" }
+            .joined(separator: ", "))
     }
 }
 
@@ -92,8 +94,18 @@ struct TripInvite: GatewayCommand {
     }
 }
 
+struct TripAccept: GatewayCommand {
+    static let configuration = CommandConfiguration(commandName: "accept", abstract: "Join a trip you are invited to.")
+    @OptionGroup var options: CommonOptions
+    @Argument var id: String
+    func execute(_ gateway: Gateway) throws {
+        let reply = try gateway.call(CatalogueAPI.acceptTrip, IDRequest(id: id), token: .required)
+        try confirm(options, reply, "Joined \(reply.trip.title)")
+    }
+}
+
 struct TripLeave: GatewayCommand {
-    static let configuration = CommandConfiguration(commandName: "leave", abstract: "Leave a trip you joined.")
+    static let configuration = CommandConfiguration(commandName: "leave", abstract: "Leave a trip you joined, or decline an invitation.")
     @OptionGroup var options: CommonOptions
     @Argument var id: String
     func execute(_ gateway: Gateway) throws {

@@ -23,6 +23,9 @@ public enum CatalogueAPI {
     public static let listTrips = Op<Empty, TripsReply>("catalogue.trips.list", access: .user, effect: .read)
     public static let getTrip = Op<IDRequest, TripReply>("catalogue.trips.get", access: .user, effect: .read)
     public static let invite = Op<InviteRequest, TripReply>("catalogue.trips.invite", access: .registered, effect: .write)
+    /// An invited buddy joins the trip.
+    public static let acceptTrip = Op<IDRequest, TripReply>("catalogue.trips.accept", access: .user, effect: .write)
+    /// A member leaves, or an invited buddy declines.
     public static let leaveTrip = Op<IDRequest, Empty>("catalogue.trips.leave", access: .user, effect: .write)
     public static let deleteTrip = Op<IDRequest, Empty>("catalogue.trips.delete", access: .registered, effect: .write)
     public static let changes = Op<ChangesRequest, ChangesReply<PostChange>>("catalogue.changes", access: .anyone, effect: .read)

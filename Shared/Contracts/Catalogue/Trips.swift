@@ -1,20 +1,42 @@
 import Foundation
 import Wire
 
-/// A member of a trip.
+/// A member of a trip, or a buddy invited to it who has not answered yet.
 public struct TripMember: Codable, Sendable, Equatable {
     public enum Role: String, Codable, Sendable {
-        case owner, member
+        /// Made the trip.
+        case owner
+        /// On the trip: accepted an invitation (or was added before invitations needed accepting).
+        case member
+        /// Invited by the owner, not yet accepted: sees the trip, is not on it.
+        case invited
     }
 
     public var userId: String
     public var role: Role
-    public var joinedAt: Date
+    /// When the owner invited them; nil for the owner and for members added before invitations.
+    public var invitedAt: Date?
+    /// When they joined; nil while only invited.
+    public var joinedAt: Date?
 
-    public init(userId: String, role: Role, joinedAt: Date) {
+    public init(userId: String, role: Role, invitedAt: Date? = nil, joinedAt: Date?) {
         self.userId = userId
         self.role = role
+        self.invitedAt = invitedAt
         self.joinedAt = joinedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case userId, role, invitedAt, joinedAt
+    }
+
+    // Both dates are always present, null when not (yet) so: a client reads one shape.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(userId, forKey: .userId)
+        try container.encode(role, forKey: .role)
+        try container.encode(invitedAt, forKey: .invitedAt)
+        try container.encode(joinedAt, forKey: .joinedAt)
     }
 }
 
@@ -30,11 +52,13 @@ public struct Trip: Codable, Sendable, Equatable {
     public var start: LocalDate?
     public var end: LocalDate?
     public var createdAt: Date
-    /// Only in `catalogue.trips.get` and `catalogue.trips.invite`.
+    /// Only in `catalogue.trips.get`, `catalogue.trips.invite` and `catalogue.trips.accept`.
     public var members: [TripMember]?
+    /// The caller's own role on the trip: `invited` marks an invitation to accept or decline.
+    public var role: TripMember.Role?
 
     public init(id: String, ownerId: String, title: String, city: String, countryCode: String, lat: Double?, lon: Double?,
-                start: LocalDate?, end: LocalDate?, createdAt: Date, members: [TripMember]? = nil) {
+                start: LocalDate?, end: LocalDate?, createdAt: Date, members: [TripMember]? = nil, role: TripMember.Role? = nil) {
         self.id = id
         self.ownerId = ownerId
         self.title = title
@@ -46,10 +70,11 @@ public struct Trip: Codable, Sendable, Equatable {
         self.end = end
         self.createdAt = createdAt
         self.members = members
+        self.role = role
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, ownerId, title, city, countryCode, lat, lon, start, end, createdAt, members
+        case id, ownerId, title, city, countryCode, lat, lon, start, end, createdAt, members, role
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -65,5 +90,6 @@ public struct Trip: Codable, Sendable, Equatable {
         try container.encode(end, forKey: .end)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encodeIfPresent(members, forKey: .members)
+        try container.encodeIfPresent(role, forKey: .role)
     }
 }

@@ -8,10 +8,26 @@ extension Hereabouts {
         }
     }
 
-    /// Adds a user to one of the signed-in user's trips.
+    /// Invites a user to one of the signed-in user's trips: they are listed as `invited` until they accept.
     @discardableResult
     public func invite(_ userId: String, toTrip tripId: String) async throws -> Trip {
         try await send { try await $0.inviteToTrip(path: .init(id: tripId), body: .json(.init(userId: userId))).ok.body.json.trip }
+    }
+
+    /// The trips the signed-in user owns, joined or is invited to (`role == .invited`).
+    public func trips() async throws -> [Trip] {
+        try await send { try await $0.listTrips().ok.body.json.trips }
+    }
+
+    /// Accepts an invitation: the signed-in user becomes a member of the trip.
+    @discardableResult
+    public func acceptTrip(_ id: String) async throws -> Trip {
+        try await send { try await $0.acceptTrip(path: .init(id: id)).ok.body.json.trip }
+    }
+
+    /// Leaves a trip, or declines an invitation to it.
+    public func leaveTrip(_ id: String) async throws {
+        try await send { _ = try await $0.leaveTrip(path: .init(id: id)).noContent }
     }
 
     public func trip(_ id: String) async throws -> Trip {

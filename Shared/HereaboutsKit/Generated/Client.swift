@@ -9954,7 +9954,10 @@ public struct Client: APIProtocol {
             }
         )
     }
-    /// Adds a user to a trip one owns (catalogue.trips.invite).
+    /// Invites a user to a trip one owns (catalogue.trips.invite).
+    ///
+    /// The buddy is listed with the role `invited` until they accept (`PUT /v1/trips/{id}/members/me`); inviting someone on the trip or invited already changes nothing.
+    ///
     ///
     /// - Remark: HTTP `POST /v1/trips/{id}/members`.
     /// - Remark: Generated from `#/paths//v1/trips/{id}/members/post(inviteToTrip)`.
@@ -10110,7 +10113,157 @@ public struct Client: APIProtocol {
             }
         )
     }
-    /// Leaves a trip one joined (catalogue.trips.leave).
+    /// Accepts an invitation to a trip (catalogue.trips.accept).
+    ///
+    /// The caller's role turns from `invited` to `member`. Accepting again, or as the owner or a member, answers the trip as it is; someone not invited gets 403.
+    ///
+    ///
+    /// - Remark: HTTP `PUT /v1/trips/{id}/members/me`.
+    /// - Remark: Generated from `#/paths//v1/trips/{id}/members/me/put(acceptTrip)`.
+    public func acceptTrip(_ input: Operations.AcceptTrip.Input) async throws -> Operations.AcceptTrip.Output {
+        try await client.send(
+            input: input,
+            forOperation: Operations.AcceptTrip.id,
+            serializer: { input in
+                let path = try converter.renderedPath(
+                    template: "/v1/trips/{}/members/me",
+                    parameters: [
+                        input.path.id
+                    ]
+                )
+                var request: HTTPTypes.HTTPRequest = .init(
+                    soar_path: path,
+                    method: .put
+                )
+                suppressMutabilityWarning(&request)
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Idempotency-Key",
+                    value: input.headers.idempotencyKey
+                )
+                converter.setAcceptHeader(
+                    in: &request.headerFields,
+                    contentTypes: input.headers.accept
+                )
+                return (request, nil)
+            },
+            deserializer: { response, responseBody in
+                switch response.status.code {
+                case 200:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.Trip.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Responses.Trip.Body.JsonPayload.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .ok(.init(body: body))
+                case 400 ... 499:
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.String.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.Problem.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .clientError(
+                        statusCode: response.status.code,
+                        .init(
+                            headers: headers,
+                            body: body
+                        )
+                    )
+                case 500 ... 599:
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.String.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.Problem.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .serverError(
+                        statusCode: response.status.code,
+                        .init(
+                            headers: headers,
+                            body: body
+                        )
+                    )
+                default:
+                    return .undocumented(
+                        statusCode: response.status.code,
+                        .init(
+                            headerFields: response.headerFields,
+                            body: responseBody
+                        )
+                    )
+                }
+            }
+        )
+    }
+    /// Leaves a trip one joined, or declines an invitation (catalogue.trips.leave).
     ///
     /// - Remark: HTTP `DELETE /v1/trips/{id}/members/me`.
     /// - Remark: Generated from `#/paths//v1/trips/{id}/members/me/delete(leaveTrip)`.

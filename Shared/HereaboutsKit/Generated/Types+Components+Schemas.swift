@@ -1907,39 +1907,77 @@ extension Components {
             public var lon: Swift.Double?
             /// - Remark: Generated from `#/components/schemas/Trip/MembersPayload`.
             public struct MembersPayloadPayload: Codable, Hashable, Sendable {
+                /// When the owner invited them; null for the owner.
+                ///
+                /// - Remark: Generated from `#/components/schemas/Trip/MembersPayload/invitedAt`.
+                public var invitedAt: Foundation.Date?
+                /// When they joined; null while invited.
+                ///
                 /// - Remark: Generated from `#/components/schemas/Trip/MembersPayload/joinedAt`.
-                public var joinedAt: Foundation.Date
+                public var joinedAt: Foundation.Date?
+                /// `invited` until the buddy accepts; then `member`.
+                ///
                 /// - Remark: Generated from `#/components/schemas/Trip/MembersPayload/role`.
-                public var role: OpenAPIRuntime.OpenAPIValueContainer
+                @frozen public enum RolePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case owner = "owner"
+                    case member = "member"
+                    case invited = "invited"
+                }
+                /// `invited` until the buddy accepts; then `member`.
+                ///
+                /// - Remark: Generated from `#/components/schemas/Trip/MembersPayload/role`.
+                public var role: Components.Schemas.Trip.MembersPayloadPayload.RolePayload
                 /// - Remark: Generated from `#/components/schemas/Trip/MembersPayload/userId`.
                 public var userId: Swift.String
                 /// Creates a new `MembersPayloadPayload`.
                 ///
                 /// - Parameters:
-                ///   - joinedAt:
-                ///   - role:
+                ///   - invitedAt: When the owner invited them; null for the owner.
+                ///   - joinedAt: When they joined; null while invited.
+                ///   - role: `invited` until the buddy accepts; then `member`.
                 ///   - userId:
                 public init(
-                    joinedAt: Foundation.Date,
-                    role: OpenAPIRuntime.OpenAPIValueContainer,
+                    invitedAt: Foundation.Date? = nil,
+                    joinedAt: Foundation.Date? = nil,
+                    role: Components.Schemas.Trip.MembersPayloadPayload.RolePayload,
                     userId: Swift.String
                 ) {
+                    self.invitedAt = invitedAt
                     self.joinedAt = joinedAt
                     self.role = role
                     self.userId = userId
                 }
                 public enum CodingKeys: String, CodingKey {
+                    case invitedAt
                     case joinedAt
                     case role
                     case userId
                 }
             }
+            /// The people on the trip, and those invited to it (in a single trip's replies).
+            ///
             /// - Remark: Generated from `#/components/schemas/Trip/members`.
             public typealias MembersPayload = [Components.Schemas.Trip.MembersPayloadPayload]
+            /// The people on the trip, and those invited to it (in a single trip's replies).
+            ///
             /// - Remark: Generated from `#/components/schemas/Trip/members`.
             public var members: Components.Schemas.Trip.MembersPayload?
             /// - Remark: Generated from `#/components/schemas/Trip/ownerId`.
             public var ownerId: Swift.String
+            /// The caller's own role on the trip (in every trip the caller reads): `invited` marks an invitation to accept or decline.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/Trip/role`.
+            @frozen public enum RolePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case owner = "owner"
+                case member = "member"
+                case invited = "invited"
+            }
+            /// The caller's own role on the trip (in every trip the caller reads): `invited` marks an invitation to accept or decline.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/Trip/role`.
+            public var role: Components.Schemas.Trip.RolePayload?
             /// - Remark: Generated from `#/components/schemas/Trip/start`.
             public var start: Swift.String?
             /// - Remark: Generated from `#/components/schemas/Trip/title`.
@@ -1954,8 +1992,9 @@ extension Components {
             ///   - id:
             ///   - lat:
             ///   - lon:
-            ///   - members:
+            ///   - members: The people on the trip, and those invited to it (in a single trip's replies).
             ///   - ownerId:
+            ///   - role: The caller's own role on the trip (in every trip the caller reads): `invited` marks an invitation to accept or decline.
             ///   - start:
             ///   - title:
             public init(
@@ -1968,6 +2007,7 @@ extension Components {
                 lon: Swift.Double? = nil,
                 members: Components.Schemas.Trip.MembersPayload? = nil,
                 ownerId: Swift.String,
+                role: Components.Schemas.Trip.RolePayload? = nil,
                 start: Swift.String? = nil,
                 title: Swift.String
             ) {
@@ -1980,6 +2020,7 @@ extension Components {
                 self.lon = lon
                 self.members = members
                 self.ownerId = ownerId
+                self.role = role
                 self.start = start
                 self.title = title
             }
@@ -1993,6 +2034,7 @@ extension Components {
                 case lon
                 case members
                 case ownerId
+                case role
                 case start
                 case title
             }

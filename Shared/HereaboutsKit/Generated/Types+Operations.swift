@@ -12445,7 +12445,10 @@ public enum Operations {
             }
         }
     }
-    /// Adds a user to a trip one owns (catalogue.trips.invite).
+    /// Invites a user to a trip one owns (catalogue.trips.invite).
+    ///
+    /// The buddy is listed with the role `invited` until they accept (`PUT /v1/trips/{id}/members/me`); inviting someone on the trip or invited already changes nothing.
+    ///
     ///
     /// - Remark: HTTP `POST /v1/trips/{id}/members`.
     /// - Remark: Generated from `#/paths//v1/trips/{id}/members/post(inviteToTrip)`.
@@ -12630,7 +12633,171 @@ public enum Operations {
             }
         }
     }
-    /// Leaves a trip one joined (catalogue.trips.leave).
+    /// Accepts an invitation to a trip (catalogue.trips.accept).
+    ///
+    /// The caller's role turns from `invited` to `member`. Accepting again, or as the owner or a member, answers the trip as it is; someone not invited gets 403.
+    ///
+    ///
+    /// - Remark: HTTP `PUT /v1/trips/{id}/members/me`.
+    /// - Remark: Generated from `#/paths//v1/trips/{id}/members/me/put(acceptTrip)`.
+    public enum AcceptTrip {
+        public static let id: Swift.String = "acceptTrip"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/trips/{id}/members/me/PUT/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/trips/{id}/members/me/PUT/path/id`.
+                public var id: Components.Parameters.Id
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                public init(id: Components.Parameters.Id) {
+                    self.id = id
+                }
+            }
+            public var path: Operations.AcceptTrip.Input.Path
+            /// - Remark: Generated from `#/paths/v1/trips/{id}/members/me/PUT/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Makes a retried write happen once; 1–64 of A-Z a-z 0-9 _ -.
+                ///
+                /// - Remark: Generated from `#/paths/v1/trips/{id}/members/me/PUT/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AcceptTrip.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - idempotencyKey: Makes a retried write happen once; 1–64 of A-Z a-z 0-9 _ -.
+                ///   - accept:
+                public init(
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AcceptTrip.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.idempotencyKey = idempotencyKey
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AcceptTrip.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.AcceptTrip.Input.Path,
+                headers: Operations.AcceptTrip.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            /// A trip with its members.
+            ///
+            /// - Remark: Generated from `#/paths//v1/trips/{id}/members/me/put(acceptTrip)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Components.Responses.Trip)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Components.Responses.Trip {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A problem (RFC 9457).
+            ///
+            /// - Remark: Generated from `#/paths//v1/trips/{id}/members/me/put(acceptTrip)/responses/4XX`.
+            ///
+            /// HTTP response code: `400...499 clientError`.
+            case clientError(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.clientError`.
+            ///
+            /// - Throws: An error if `self` is not `.clientError`.
+            /// - SeeAlso: `.clientError`.
+            public var clientError: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .clientError(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "clientError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A problem (RFC 9457).
+            ///
+            /// - Remark: Generated from `#/paths//v1/trips/{id}/members/me/put(acceptTrip)/responses/5XX`.
+            ///
+            /// HTTP response code: `500...599 serverError`.
+            case serverError(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.serverError`.
+            ///
+            /// - Throws: An error if `self` is not `.serverError`.
+            /// - SeeAlso: `.serverError`.
+            public var serverError: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .serverError(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serverError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Leaves a trip one joined, or declines an invitation (catalogue.trips.leave).
     ///
     /// - Remark: HTTP `DELETE /v1/trips/{id}/members/me`.
     /// - Remark: Generated from `#/paths//v1/trips/{id}/members/me/delete(leaveTrip)`.

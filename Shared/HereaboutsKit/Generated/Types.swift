@@ -353,12 +353,23 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/trips/{id}/calendar.ics`.
     /// - Remark: Generated from `#/paths//v1/trips/{id}/calendar.ics/get(tripCalendar)`.
     func tripCalendar(_ input: Operations.TripCalendar.Input) async throws -> Operations.TripCalendar.Output
-    /// Adds a user to a trip one owns (catalogue.trips.invite).
+    /// Invites a user to a trip one owns (catalogue.trips.invite).
+    ///
+    /// The buddy is listed with the role `invited` until they accept (`PUT /v1/trips/{id}/members/me`); inviting someone on the trip or invited already changes nothing.
+    ///
     ///
     /// - Remark: HTTP `POST /v1/trips/{id}/members`.
     /// - Remark: Generated from `#/paths//v1/trips/{id}/members/post(inviteToTrip)`.
     func inviteToTrip(_ input: Operations.InviteToTrip.Input) async throws -> Operations.InviteToTrip.Output
-    /// Leaves a trip one joined (catalogue.trips.leave).
+    /// Accepts an invitation to a trip (catalogue.trips.accept).
+    ///
+    /// The caller's role turns from `invited` to `member`. Accepting again, or as the owner or a member, answers the trip as it is; someone not invited gets 403.
+    ///
+    ///
+    /// - Remark: HTTP `PUT /v1/trips/{id}/members/me`.
+    /// - Remark: Generated from `#/paths//v1/trips/{id}/members/me/put(acceptTrip)`.
+    func acceptTrip(_ input: Operations.AcceptTrip.Input) async throws -> Operations.AcceptTrip.Output
+    /// Leaves a trip one joined, or declines an invitation (catalogue.trips.leave).
     ///
     /// - Remark: HTTP `DELETE /v1/trips/{id}/members/me`.
     /// - Remark: Generated from `#/paths//v1/trips/{id}/members/me/delete(leaveTrip)`.
@@ -1167,7 +1178,10 @@ extension APIProtocol {
             headers: headers
         ))
     }
-    /// Adds a user to a trip one owns (catalogue.trips.invite).
+    /// Invites a user to a trip one owns (catalogue.trips.invite).
+    ///
+    /// The buddy is listed with the role `invited` until they accept (`PUT /v1/trips/{id}/members/me`); inviting someone on the trip or invited already changes nothing.
+    ///
     ///
     /// - Remark: HTTP `POST /v1/trips/{id}/members`.
     /// - Remark: Generated from `#/paths//v1/trips/{id}/members/post(inviteToTrip)`.
@@ -1182,7 +1196,23 @@ extension APIProtocol {
             body: body
         ))
     }
-    /// Leaves a trip one joined (catalogue.trips.leave).
+    /// Accepts an invitation to a trip (catalogue.trips.accept).
+    ///
+    /// The caller's role turns from `invited` to `member`. Accepting again, or as the owner or a member, answers the trip as it is; someone not invited gets 403.
+    ///
+    ///
+    /// - Remark: HTTP `PUT /v1/trips/{id}/members/me`.
+    /// - Remark: Generated from `#/paths//v1/trips/{id}/members/me/put(acceptTrip)`.
+    public func acceptTrip(
+        path: Operations.AcceptTrip.Input.Path,
+        headers: Operations.AcceptTrip.Input.Headers = .init()
+    ) async throws -> Operations.AcceptTrip.Output {
+        try await acceptTrip(Operations.AcceptTrip.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Leaves a trip one joined, or declines an invitation (catalogue.trips.leave).
     ///
     /// - Remark: HTTP `DELETE /v1/trips/{id}/members/me`.
     /// - Remark: Generated from `#/paths//v1/trips/{id}/members/me/delete(leaveTrip)`.

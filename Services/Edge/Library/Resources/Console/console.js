@@ -93,6 +93,15 @@ on("chat.message", async ({ message }) => {
   say(t("chat.arrived", { name: sender?.displayName ?? sender?.username ?? t("chat.someone") }), "info");
 });
 
+// On a phone the sign-in form waits behind its summary, so the page starts near the top; a wide
+// screen has room for it open. A guest who asked to sign in finds it open on any screen.
+const wide = matchMedia("(min-width: 800px)");
+let askedToSignIn = false;
+wide.addEventListener("change", () => {
+  const box = account.querySelector("details.signin-box");
+  if (box) box.open = wide.matches || askedToSignIn;
+});
+
 function renderAccount() {
   const session = current();
   const switcher = h("select", { "aria-label": t("language"), onchange: (event) => setLanguage(event.target.value) },
@@ -103,7 +112,7 @@ function renderAccount() {
     if (session.user.anonymous) {
       // A guest keeps signing in and registering in reach, and is told what a guest can do.
       fill(account, h("span", { class: "who", title: t("account.guestNote") }, who),
-        h("button", { type: "button", onclick: () => signOut() }, t("account.signInOrRegister")), switcher);
+        h("button", { type: "button", onclick: () => { askedToSignIn = true; signOut(); } }, t("account.signInOrRegister")), switcher);
       return;
     }
     fill(account, h("a", { class: "who", href: "#/account" }, who),
@@ -137,7 +146,9 @@ function renderAccount() {
       }
     });
   });
-  fill(account, form, switcher);
+  const box = h("details", { class: "signin-box" }, h("summary", {}, t("account.signInOrRegister")), form);
+  box.open = wide.matches || askedToSignIn;
+  fill(account, box, switcher);
 }
 
 /** Whether the signed-in user may see the operators' page, as the edge says. */

@@ -64,7 +64,8 @@ export async function render(main, [conversationId], query) {
         conversation.lastMessage ? h("div", { class: "meta" }, conversation.lastMessage.text.slice(0, 60)) : null)));
   }
 
-  const messages = h("ol", { class: "messages", "aria-live": "polite", "aria-label": t("chat.messages") });
+  // A list that scrolls takes the focus, so the keyboard can scroll it too.
+  const messages = h("ol", { class: "messages", "aria-live": "polite", "aria-label": t("chat.messages"), tabindex: "0" });
   const text = h("input", { name: "text", autocomplete: "off", required: true, maxlength: 4000 });
   const to = h("input", { name: "to", type: "email", autocomplete: "off" });
   const sendForm = h("form", { class: "send", "aria-label": t("chat.send") });

@@ -1,5 +1,6 @@
-// Trips: one's trips soonest first, a new one, and a trip's page with its buddies
-// (invited by email), leaving or deleting it, and its calendar file.
+// Trips: one's trips and invitations soonest first, a new one, and a trip's page with its
+// buddies (invited by email, on the trip once they accept), leaving, declining or deleting
+// it, and its calendar file.
 import { h, fill, field } from "../dom.js";
 import { t } from "../i18n.js";
 import { api, current } from "../session.js";
@@ -20,6 +21,7 @@ async function trips(main) {
   const { trips } = await api("/v1/trips");
   main.append(h("ul", { class: "cards", "aria-label": t("page.trips") }, trips.length ? trips.map((trip) => h("li", {},
     h("a", { href: `#/trips/${trip.id}`, class: "title" }, trip.title),
+    trip.role === "invited" ? h("span", { class: "badge" }, t("trips.invitation")) : null,
     h("div", { class: "meta" }, `${trip.city}, ${trip.countryCode}`, trip.start ? ` · ${date(trip.start)} – ${date(trip.end ?? trip.start)}` : "")))
     : h("li", { class: "empty" }, t("trips.none"))));
   const input = {
@@ -62,7 +64,7 @@ async function trip(main, id, session) {
     attempt(async () => {
       const { user } = await api("/v1/users/lookup", { query: { email: email.value.trim() } });
       await api(`/v1/trips/${encodeURIComponent(trip.id)}/members`, { method: "POST", json: { userId: user.id } });
-      say(t("trips.invited", { name: user.displayName ?? email.value }), "ok");
+      say(t("trips.invitedNow", { name: user.displayName ?? email.value }), "ok");
       main.replaceChildren();
       await render(main, [id]);
     });
@@ -76,18 +78,32 @@ async function trip(main, id, session) {
     link.click();
     link.remove();
   }));
-  const leave = h("button", { type: "button", class: "danger" }, t(owner ? "trips.delete" : "trips.leave"));
+  const invited = trip.role === "invited";
+  const me = `/v1/trips/${encodeURIComponent(trip.id)}/members/me`;
+  const leave = h("button", { type: "button", class: "danger" }, t(owner ? "trips.delete" : invited ? "trips.decline" : "trips.leave"));
   leave.addEventListener("click", () => attempt(async () => {
-    if (!confirm(t(owner ? "trips.confirmDelete" : "trips.confirmLeave", { title: trip.title }))) return;
-    await api(owner ? `/v1/trips/${encodeURIComponent(trip.id)}` : `/v1/trips/${encodeURIComponent(trip.id)}/members/me`, { method: "DELETE" });
+    if (!invited && !confirm(t(owner ? "trips.confirmDelete" : "trips.confirmLeave", { title: trip.title }))) return;
+    await api(owner ? `/v1/trips/${encodeURIComponent(trip.id)}` : me, { method: "DELETE" });
     location.hash = "#/trips";
   }));
+  const accept = h("button", { type: "button" }, t("trips.accept"));
+  accept.addEventListener("click", () => attempt(async () => {
+    await api(me, { method: "PUT" });
+    say(t("trips.joinedNow", { title: trip.title }), "ok");
+    main.replaceChildren();
+    await render(main, [id]);
+  }));
+  // An invited buddy is not on the trip until they accept: say so, with when they were asked.
+  const standing = (member) => member.role === "invited"
+    ? `${t("trips.role.invited")} · ${t("trips.invitedOn", { when: dateTime(member.invitedAt) })}`
+    : `${t(`trips.role.${member.role}`)} · ${t("trips.joined", { when: dateTime(member.joinedAt) })}`;
   main.append(h("article", {}, h("h3", {}, trip.title),
     h("p", { class: "meta" }, `${trip.city}, ${trip.countryCode}`, trip.start ? ` · ${date(trip.start)} – ${date(trip.end ?? trip.start)}` : ""),
+    invited ? h("p", { class: "invitation" }, t("trips.youAreInvited", { name: names.get(trip.ownerId) ?? t("chat.someone") })) : null,
     h("h4", {}, t("trips.buddies")),
-    h("ul", { class: "members" }, (trip.members ?? []).map((member) => h("li", {},
-      names.get(member.userId) ?? member.userId, ` · ${t(`trips.role.${member.role}`)} · ${t("trips.joined", { when: dateTime(member.joinedAt) })}`))),
+    h("ul", { class: "members" }, (trip.members ?? []).map((member) => h("li", { class: member.role },
+      names.get(member.userId) ?? member.userId, ` · ${standing(member)}`))),
     owner ? invite : null,
-    h("div", { class: "actions" }, calendar, leave),
+    h("div", { class: "actions" }, invited ? accept : null, calendar, leave),
     h("p", {}, h("a", { href: `#/tips?city=${encodeURIComponent(trip.city)}` }, t("trips.tipsFor", { city: trip.city })))));
 }
