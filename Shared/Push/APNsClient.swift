@@ -69,28 +69,34 @@ public final class APNsClient: Sendable {
     }
 
     /// The JSON APNs delivers to the app: the `aps` dictionary and the notification's data beside it.
-    static func payload(_ notification: PushNotification) throws -> Data {
-        var aps: [String: Any] = ["alert": ["title": notification.title, "body": notification.body], "sound": "default"]
-        if let badge = notification.badge { aps["badge"] = badge }
-        if let thread = notification.threadId { aps["thread-id"] = thread }
-        var payload: [String: Any] = notification.data
-        payload["aps"] = aps
-        return try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
+    static func payload(_ notification: PushNotification) -> Data {
+        var json = PayloadJSON()
+        json.openObject()
+        json.key("aps")
+        json.openObject()
+        json.key("alert")
+        json.openObject()
+        json.member("body", notification.body)
+        json.member("title", notification.title)
+        json.closeObject()
+        if let badge = notification.badge { json.member("badge", badge) }
+        json.member("sound", "default")
+        if let thread = notification.threadId { json.member("thread-id", thread) }
+        json.closeObject()
+        // The app's own keys beside `aps`, which is Apple's.
+        json.members(notification.data, except: ["aps"])
+        json.closeObject()
+        return json.data
     }
 
     /// Sends one alert to one device. Never fails: every way it can end is an outcome.
     public func send(_ notification: PushNotification, to deviceToken: String, environment: APNsEnvironment, topic: String,
                      expiration: Date) -> EventLoopFuture<PushOutcome> {
         let url = "\(urls[environment] ?? Self.productionURL)/3/device/\(deviceToken)"
-        do {
-            let body = try Self.payload(notification)
-            var headers = [("apns-topic", topic), ("apns-push-type", "alert"), ("apns-priority", "10"),
-                           ("apns-expiration", String(Int(expiration.timeIntervalSince1970))), ("content-type", "application/json")]
-            if let collapse = notification.collapseId { headers.append(("apns-collapse-id", String(collapse.prefix(64)))) }
-            return attempt(url, headers: headers, body: body, renew: false)
-        } catch {
-            return HTTPClient.defaultEventLoopGroup.next().makeSucceededFuture(.failed("APNs: \(error)"))
-        }
+        var headers = [("apns-topic", topic), ("apns-push-type", "alert"), ("apns-priority", "10"),
+                       ("apns-expiration", String(Int(expiration.timeIntervalSince1970))), ("content-type", "application/json")]
+        if let collapse = notification.collapseId { headers.append(("apns-collapse-id", String(collapse.prefix(64)))) }
+        return attempt(url, headers: headers, body: Self.payload(notification), renew: false)
     }
 
     /// One POST; a second, with a freshly signed token, only when Apple called the token expired or invalid.

@@ -88,11 +88,19 @@ public final class WebPushClient: Sendable {
     }
 
     /// The browser's service worker reads this JSON from the push event.
-    static func payload(_ notification: PushNotification) throws -> Data {
-        var payload: [String: Any] = ["title": notification.title, "body": notification.body, "data": notification.data]
-        if let badge = notification.badge { payload["badge"] = badge }
-        if let thread = notification.threadId { payload["tag"] = thread }
-        return try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
+    static func payload(_ notification: PushNotification) -> Data {
+        var json = PayloadJSON()
+        json.openObject()
+        if let badge = notification.badge { json.member("badge", badge) }
+        json.member("body", notification.body)
+        json.key("data")
+        json.openObject()
+        json.members(notification.data)
+        json.closeObject()
+        if let thread = notification.threadId { json.member("tag", thread) }
+        json.member("title", notification.title)
+        json.closeObject()
+        return json.data
     }
 
     /// `scheme://host[:port]` of an endpoint: the VAPID token's audience.
@@ -120,7 +128,7 @@ public final class WebPushClient: Sendable {
             guard let audience = Self.audience(of: subscription.endpoint) else {
                 return loop.makeSucceededFuture(.gone("the endpoint is not a URL"))
             }
-            let body = try WebPushEncryption.encrypt(try Self.payload(notification), for: subscription)
+            let body = try WebPushEncryption.encrypt(Self.payload(notification), for: subscription)
             var headers = [("authorization", "vapid t=\(try token(audience: audience)), k=\(vapid.publicKey)"),
                            ("content-encoding", "aes128gcm"), ("content-type", "application/octet-stream"),
                            ("ttl", String(Int(max(0, timeToLive)))), ("urgency", "high")]

@@ -296,3 +296,39 @@ struct ProviderTokenTests {
         }
     }
 }
+
+/// The payloads as written byte by byte, read back by Foundation's parser.
+@Suite("Push payloads")
+struct PushPayloadTests {
+    static let awkward = "He said \"hi\" \\ then\nleft\t\u{1}; 🤿 Köln"
+    static let notification = PushNotification(title: awkward, body: "body \u{1F}", badge: 3, threadId: "c\"1", collapseId: "m1",
+                                               data: ["conversationId": "c\"1", "messageId": "m1", "aps": "not Apple's"])
+
+    static func object(_ data: Data) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    @Test("APNs: aps with the alert, badge, sound and thread, the app's keys beside it; any text survives escaping")
+    func apns() throws {
+        let data = APNsClient.payload(Self.notification)
+        let payload = try Self.object(data)
+        let aps = try #require(payload["aps"] as? [String: Any])
+        let alert = try #require(aps["alert"] as? [String: Any])
+        #expect(alert["title"] as? String == Self.awkward && alert["body"] as? String == "body \u{1F}")
+        #expect(aps["badge"] as? Int == 3 && aps["sound"] as? String == "default" && aps["thread-id"] as? String == "c\"1")
+        #expect(payload["conversationId"] as? String == "c\"1" && payload["messageId"] as? String == "m1")
+        #expect(Set(payload.keys) == ["aps", "conversationId", "messageId"])  // the app's "aps" does not replace Apple's
+        #expect(APNsClient.payload(Self.notification) == data)  // the same bytes each time
+    }
+
+    @Test("Web Push: title, body, badge, tag and data, as the console's service worker reads them")
+    func webPush() throws {
+        let payload = try Self.object(WebPushClient.payload(Self.notification))
+        #expect(payload["title"] as? String == Self.awkward && payload["body"] as? String == "body \u{1F}")
+        #expect(payload["badge"] as? Int == 3 && payload["tag"] as? String == "c\"1")
+        let data = try #require(payload["data"] as? [String: String])
+        #expect(data == ["conversationId": "c\"1", "messageId": "m1", "aps": "not Apple's"])
+        let bare = try Self.object(WebPushClient.payload(PushNotification(title: "t", body: "b")))
+        #expect(Set(bare.keys) == ["title", "body", "data"])
+    }
+}

@@ -4,16 +4,23 @@ import Synchronization
 
 /// A thread of its own that runs `pass` again and again, off the request path: after
 /// each pass it sleeps until the time the pass returned, a `wake()`, or `stop()`.
-/// The housekeeper and auth's mail sender run on one.
+/// The housekeeper, auth's mail sender and chat's push sender run on one.
+///
+/// With a `spacing`, passes begin at most that often: the first wake after a quiet
+/// spell starts a pass at once, while work that streams in (a push per message at
+/// thousands a second) is taken in batches, each pass's fixed cost (its reads, its
+/// write, the thread's wake-ups) shared by what arrived in the meantime.
 public final class WorkerLoop: Sendable {
     private let name: String
+    private let spacing: TimeInterval
     private let pass: @Sendable () -> Date
     private let condition = NSCondition()
     private let state = Mutex<(stopped: Bool, woken: Bool)>((false, false))
     private let thread = Mutex<ServiceThread?>(nil)
 
-    public init(name: String, pass: @escaping @Sendable () -> Date) {
+    public init(name: String, spacing: TimeInterval = 0, pass: @escaping @Sendable () -> Date) {
         self.name = name
+        self.spacing = spacing
         self.pass = pass
     }
 
@@ -39,8 +46,14 @@ public final class WorkerLoop: Sendable {
 
     /// Starts the next pass now (or as soon as the one under way ends).
     public func wake() {
+        // Woken already: the loop sees it before it sleeps, so there is no one to signal
+        // (a commit per message would otherwise signal the thread each time).
+        let already = state.withLock { state in
+            defer { state.woken = true }
+            return state.woken
+        }
+        guard !already else { return }
         condition.lock()
-        state.withLock { $0.woken = true }
         condition.broadcast()
         condition.unlock()
     }
@@ -51,10 +64,15 @@ public final class WorkerLoop: Sendable {
     private func run() {
         while !isStopped {
             state.withLock { $0.woken = false }
+            let began = Date()
             let next = pass()
             condition.lock()
             while !state.withLock({ $0.stopped || $0.woken }) && Date() < next {
                 _ = condition.wait(until: next)
+            }
+            let earliest = began.addingTimeInterval(spacing)
+            while !state.withLock({ $0.stopped }) && Date() < earliest {
+                _ = condition.wait(until: earliest)
             }
             condition.unlock()
         }

@@ -79,13 +79,6 @@ extension ChatStore {
         }
     }
 
-    /// When the next push that waits for a retry is due.
-    func nextPushDue() throws -> Date? {
-        try database.pool.read { db in
-            try Double.fetchOne(db, sql: "SELECT min(due_at) FROM push_outbox").map(Date.init(timeIntervalSince1970:))
-        }
-    }
-
     /// What a pass of the sender learned, written in one transaction.
     struct PushOutcomes {
         /// Delivered, or given up: their rows go.
@@ -111,12 +104,12 @@ extension ChatStore {
         }
     }
 
-    /// Pushes waiting, and how long the oldest has.
-    func pushQueue(now: Date) throws -> (pending: Int, oldest: Double?) {
+    /// Pushes waiting, how long the oldest has, and when the next (one waiting for a retry) is due.
+    func pushQueue(now: Date) throws -> (pending: Int, oldest: Double?, nextDue: Date?) {
         try database.pool.read { db in
-            let row = try Row.fetchOne(db, sql: "SELECT count(*), min(created_at) FROM push_outbox")
-            let oldest: Double? = row?[1]
-            return (row?[0] ?? 0, oldest.map { max(0, now.timeIntervalSince1970 - $0) })
+            let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT count(*), min(created_at), min(due_at) FROM push_outbox"))
+            let oldest: Double? = row?[1], due: Double? = row?[2]
+            return (row?[0] ?? 0, oldest.map { max(0, now.timeIntervalSince1970 - $0) }, due.map(Date.init(timeIntervalSince1970:)))
         }
     }
 

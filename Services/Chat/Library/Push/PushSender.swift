@@ -25,6 +25,9 @@ final class PushSender: Sendable {
     static let batch = 500
     /// How long a session auth called active is believed without asking again.
     static let sessionRecheck: TimeInterval = 60
+    /// Passes begin at most this often: a push after a quiet spell leaves at once; under a
+    /// stream of messages each pass takes what arrived in the last few milliseconds.
+    static let passSpacing: TimeInterval = 0.005
 
     struct Counters {
         var sent = 0
@@ -71,7 +74,7 @@ final class PushSender: Sendable {
 
     func start() {
         logger.info("pushes leave through \(settings.transports.joined(separator: "; "))")
-        let worker = WorkerLoop(name: "push") { [self] in pass() }
+        let worker = WorkerLoop(name: "push", spacing: Self.passSpacing) { [self] in pass() }
         loop.withLock { $0 = worker }
         worker.start()
     }
@@ -93,9 +96,9 @@ final class PushSender: Sendable {
         var next = Date().addingTimeInterval(30)
         do {
             try deliverDue()
-            if let due = try store.nextPushDue() { next = min(next, due) }
             let current = try store.pushQueue(now: Date())
-            queue.withLock { $0 = current }
+            if let due = current.nextDue { next = min(next, due) }
+            queue.withLock { $0 = (current.pending, current.oldest) }
         } catch {
             logger.error("the push sender's pass failed", metadata: ["error": "\(error)"])
         }
@@ -116,6 +119,8 @@ final class PushSender: Sendable {
             }
             let results = deliver(due.filter { !ended.contains($0.session) })
             try store.record(outcomes(of: results))
+            // A full batch leaves more behind; what arrives from now on waits for the next pass.
+            if due.count < Self.batch { return }
         }
     }
 
