@@ -27,30 +27,28 @@ extension ChatStore {
     /// recipient muted the conversation. The alert's title is the sender's name (empty
     /// when auth's feed gave none: the sender words it in the device's language); the
     /// badge is everything the recipient has unread.
+    ///
+    /// One statement, on the send's transaction (which every send waits for): the
+    /// notification is `PushNotification`'s JSON as SQLite's `json_object` writes it,
+    /// with the name and the unread total read where they are, and a recipient without
+    /// devices costs one look-up in the device index.
     func enqueuePushes(of message: ChatMessage, to recipient: String, at instant: Date, in db: Database) throws {
-        let wanted = try Bool.fetchOne(db.cachedStatement(sql: """
-            SELECT EXISTS(SELECT 1 FROM device WHERE user_id = ?)
-               AND NOT EXISTS(SELECT 1 FROM member WHERE user_id = ? AND conversation_id = ? AND muted = 1)
-            """), arguments: [recipient, recipient, message.conversationId]) ?? false
-        guard wanted else { return }
-        let name = try String.fetchOne(db.cachedStatement(sql: "SELECT display_name FROM chat_user WHERE user_id = ?"),
-                                       arguments: [message.senderId]) ?? nil
-        let notification = PushNotification(
-            title: name ?? "", body: PushNotification.excerpt(message.text, limit: DeviceRules.excerpt),
-            badge: try unreadTotal(of: recipient, in: db), threadId: message.conversationId, collapseId: message.id,
-            data: ["conversationId": message.conversationId, "messageId": message.id, "senderId": message.senderId])
-        let json = String(decoding: try JSONEncoder().encode(notification), as: UTF8.self)
         try db.cachedStatement(sql: """
             INSERT INTO push_outbox (device_id, sender_id, conversation_id, notification, created_at, due_at)
-            SELECT id, ?, ?, ?, ?, ? FROM device WHERE user_id = ?
-            """).execute(arguments: [message.senderId, message.conversationId, json, instant.timeIntervalSince1970,
-                                     instant.timeIntervalSince1970, recipient])
-    }
-
-    /// Messages from others after the user's read marks, in all their conversations.
-    func unreadTotal(of userId: String, in db: Database) throws -> Int {
-        try Int.fetchOne(db.cachedStatement(sql: "SELECT coalesce(sum(unread), 0) FROM member WHERE user_id = ?"),
-                         arguments: [userId]) ?? 0
+            SELECT device.id, :sender, :conversation,
+                   json_object('title', coalesce((SELECT display_name FROM chat_user WHERE user_id = :sender), ''),
+                               'body', :body,
+                               'badge', (SELECT coalesce(sum(unread), 0) FROM member WHERE user_id = :recipient),
+                               'threadId', :conversation, 'collapseId', :message,
+                               'data', json_object('conversationId', :conversation, 'messageId', :message, 'senderId', :sender)),
+                   :at, :at
+            FROM device
+            WHERE device.user_id = :recipient
+              AND NOT EXISTS (SELECT 1 FROM member WHERE user_id = :recipient AND conversation_id = :conversation AND muted = 1)
+            """).execute(arguments: [
+                "sender": message.senderId, "conversation": message.conversationId, "message": message.id, "recipient": recipient,
+                "body": PushNotification.excerpt(message.text, limit: DeviceRules.excerpt), "at": instant.timeIntervalSince1970,
+            ])
     }
 
     /// Drops the pushes still waiting from `sender` to `recipient`'s devices (a block).
