@@ -112,6 +112,7 @@ let package = Package(
         ),
         .target(
             name: "OpeningHours",
+            dependencies: ["Wire"],
             path: "Shared/OpeningHours",
             exclude: ["Holidays"],
             swiftSettings: swiftSettings

@@ -1,6 +1,9 @@
+import Wire
+
 /// Dates of the proleptic Gregorian calendar as whole days since 1970-01-01, the unit
-/// the evaluator steps in (Howard Hinnant's `days_from_civil` and `civil_from_days`).
-/// Pure integer arithmetic: no Foundation calendar in the hot path, no time zones.
+/// the evaluator steps in (Howard Hinnant's `days_from_civil` and `civil_from_days`, as
+/// `Wire.Timestamp` has them for the wire's dates). Pure integer arithmetic: no Foundation
+/// calendar in the hot path, no time zones.
 struct CivilDate: Hashable, Comparable, Sendable {
     var year: Int
     /// 1 = January.
@@ -19,24 +22,12 @@ enum CivilCalendar {
     }
 
     static func days(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        Int(Timestamp.daysFromCivil(year: year, month: month, day: day))
     }
 
     static func date(_ days: Int) -> CivilDate {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return CivilDate(year: yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month: month, day: day)
+        let (year, month, day) = Timestamp.civilDate(fromDays: Int64(days))
+        return CivilDate(year: year, month: month, day: day)
     }
 
     /// Monday = 0 … Sunday = 6. 1970-01-01 was a Thursday.
