@@ -95,6 +95,7 @@ let package = Package(
         .target(
             name: "Push",
             dependencies: [
+                "Wire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import NIOCore
 import Synchronization
+import Wire
 
 /// The team's token-signing key for APNs (a `.p8` file from Apple's developer site),
 /// with its key id and team id.
@@ -69,24 +70,16 @@ public final class APNsClient: Sendable {
     }
 
     /// The JSON APNs delivers to the app: the `aps` dictionary and the notification's data beside it.
+    /// Written by Wire's writer, not `JSONSerialization` (a dictionary of `Any`, cast back
+    /// member by member, took half of the push thread's time per push).
     static func payload(_ notification: PushNotification) -> Data {
-        var json = PayloadJSON()
-        json.openObject()
-        json.key("aps")
-        json.openObject()
-        json.key("alert")
-        json.openObject()
-        json.member("body", notification.body)
-        json.member("title", notification.title)
-        json.closeObject()
-        if let badge = notification.badge { json.member("badge", badge) }
-        json.member("sound", "default")
-        if let thread = notification.threadId { json.member("thread-id", thread) }
-        json.closeObject()
-        // The app's own keys beside `aps`, which is Apple's.
-        json.members(notification.data, except: ["aps"])
-        json.closeObject()
-        return json.data
+        var aps: JSONObject = ["alert": ["title": .string(notification.title), "body": .string(notification.body)], "sound": "default"]
+        if let badge = notification.badge { aps["badge"] = .number(.integer(Int64(badge))) }
+        if let thread = notification.threadId { aps["thread-id"] = .string(thread) }
+        // The app's own keys beside `aps`, which is Apple's whatever the data holds.
+        var payload = notification.dataObject
+        payload["aps"] = .object(aps)
+        return JSONWriter.data(.object(payload), sortsKeys: true)
     }
 
     /// Sends one alert to one device. Never fails: every way it can end is an outcome.

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// What a push shows on a device: an alert with a title and a body, the app's badge,
 /// and the thread it belongs to. The same notification goes to APNs and to Web Push;
@@ -30,6 +31,13 @@ public struct PushNotification: Codable, Sendable, Equatable {
     public static func excerpt(_ text: String, limit: Int = 120) -> String {
         guard text.count > limit else { return text }
         return String(text.prefix(max(0, limit - 1))) + "…"
+    }
+}
+
+extension PushNotification {
+    /// `data` as a JSON object, for the payloads (written with sorted keys, so the same bytes each time).
+    var dataObject: JSONObject {
+        JSONObject(data.map { (key: $0.key, value: .string($0.value)) })
     }
 }
 

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import NIOCore
 import Synchronization
+import Wire
 
 /// A browser's push subscription, as `PushManager.subscribe()` hands it over.
 public struct WebPushSubscription: Sendable, Equatable {
@@ -89,18 +90,11 @@ public final class WebPushClient: Sendable {
 
     /// The browser's service worker reads this JSON from the push event.
     static func payload(_ notification: PushNotification) -> Data {
-        var json = PayloadJSON()
-        json.openObject()
-        if let badge = notification.badge { json.member("badge", badge) }
-        json.member("body", notification.body)
-        json.key("data")
-        json.openObject()
-        json.members(notification.data)
-        json.closeObject()
-        if let thread = notification.threadId { json.member("tag", thread) }
-        json.member("title", notification.title)
-        json.closeObject()
-        return json.data
+        var payload: JSONObject = ["title": .string(notification.title), "body": .string(notification.body),
+                                   "data": .object(notification.dataObject)]
+        if let badge = notification.badge { payload["badge"] = .number(.integer(Int64(badge))) }
+        if let thread = notification.threadId { payload["tag"] = .string(thread) }
+        return JSONWriter.data(.object(payload), sortsKeys: true)
     }
 
     /// `scheme://host[:port]` of an endpoint: the VAPID token's audience.

@@ -97,9 +97,10 @@ on("chat.message", async ({ message }) => {
 // screen has room for it open. A guest who asked to sign in finds it open on any screen.
 const wide = matchMedia("(min-width: 800px)");
 let askedToSignIn = false;
+const signInShown = () => wide.matches || askedToSignIn;
 wide.addEventListener("change", () => {
   const box = account.querySelector("details.signin-box");
-  if (box) box.open = wide.matches || askedToSignIn;
+  if (box) box.open = signInShown();
 });
 
 function renderAccount() {
@@ -147,7 +148,7 @@ function renderAccount() {
     });
   });
   const box = h("details", { class: "signin-box" }, h("summary", {}, t("account.signInOrRegister")), form);
-  box.open = wide.matches || askedToSignIn;
+  box.open = signInShown();
   fill(account, box, switcher);
 }
 
