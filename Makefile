@@ -12,7 +12,7 @@ RELEASE_BIN := .build/release
 # make test or make run shows where its minutes go (Docs/BENCHMARKS.md, the developer's loop).
 timed = @echo '$(2)'; start=$$(date +%s); $(2); status=$$?; echo "⏱ $(1): $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: deps bench-peers build release test api-check console-check console-browser screenshots client client-check client-snippets compose-check compose-test kubernetes-check toolchain-check run bench soak soak-edge fuzz clean
+.PHONY: deps bench-peers build release test api-check console-check console-browser screenshots client client-check client-snippets client-snippets-source compose-check compose-test kubernetes-check toolchain-check run bench soak soak-edge fuzz clean
 
 ## deps: apt-install the C libraries the build links against, when missing
 deps:
@@ -44,12 +44,10 @@ release: deps
 	$(call timed,release build,swift build -c release)
 
 ## test: every test target, including the system tests that start real processes, then the API check
-test: deps compose-check kubernetes-check toolchain-check client-check client-snippets
+test: deps compose-check kubernetes-check toolchain-check client-check client-snippets-source
 	$(call timed,build with tests,swift build --build-tests)
 	$(call timed,swift test,bash Tests/run-swift-test.sh)
-	$(call timed,compose-test,$(MAKE) compose-test)
-	$(call timed,api-check,$(MAKE) api-check)
-	$(call timed,console-check,$(MAKE) console-check)
+	$(call timed,side by side: api-check; compose-test then console-check,bash Tests/side-by-side.sh api-check "compose-test console-check")
 
 ## api-check: Docs/openapi.yaml through openapi-spec-validator, then schemathesis against a live stack
 ## (SCHEMATHESIS_SECONDS, default 300); both from PyPI in a virtual environment under .build
@@ -94,13 +92,15 @@ client: deps $(API_VENV)/bin/st
 client-check: deps $(API_VENV)/bin/st
 	$(call timed,client-check (builds swift-openapi-generator),bash Tests/ClientGeneration/generate.sh $(API_VENV)/bin/python $(CLIENT_GENERATED) --check)
 
-## client-snippets: an app's package (Tests/KitConsumer) that depends on HereaboutsKit by path and holds
-## every Swift block of Docs/CLIENT.md, built with warnings as errors; and HereaboutsKit's targets checked
-## for what SwiftPM refuses in a dependency (system libraries, unsafe flags)
-client-snippets: deps
+## client-snippets: every Swift block of Docs/CLIENT.md compiled, with warnings as errors, in the KitConsumer
+## target (Tests/KitConsumer), which sees HereaboutsKit as an app does; and HereaboutsKit's targets checked for
+## what SwiftPM refuses in a dependency (system libraries, unsafe flags). `make test` writes the snippets
+## first (client-snippets-source) and compiles them in its one build.
+client-snippets-source: deps
 	swift package dump-package | python3 Tests/KitConsumer/closure.py HereaboutsKit
 	python3 Tests/KitConsumer/snippets.py Docs/CLIENT.md Tests/KitConsumer/Sources/KitConsumer/Snippets
-	$(call timed,client-snippets build (Tests/KitConsumer),swift build --package-path Tests/KitConsumer --scratch-path .build/kit-consumer)
+client-snippets: client-snippets-source
+	swift build --target KitConsumer
 
 ## toolchain-check: Compose/Dockerfile builds with the Swift version this machine builds and tests with
 toolchain-check:

@@ -505,6 +505,18 @@ let package = Package(
             path: "Shared/HereaboutsKit",
             swiftSettings: swiftSettings
         ),
+        // An app's code against HereaboutsKit: every Swift block of Docs/CLIENT.md, which
+        // `make client-snippets` writes into Snippets/, compiled with warnings as errors.
+        // A target of this package rather than a package of its own, so `make test` builds
+        // swift-nio and the Kit's other dependencies once; it sees only HereaboutsKit's
+        // public API all the same, and Tests/KitConsumer/closure.py checks what a package
+        // adding HereaboutsKit by URL would refuse. Not part of any product.
+        .executableTarget(
+            name: "KitConsumer",
+            dependencies: ["HereaboutsKit"],
+            path: "Tests/KitConsumer/Sources/KitConsumer",
+            swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]
+        ),
         .testTarget(
             name: "HereaboutsKitTests",
             dependencies: ["TestThreads", "HereaboutsKit", "EdgeFixtures", "ServiceKitTesting", "Contracts"],

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails when a target HereaboutsKit depends on, within this package, is a system
 library or carries unsafe flags: SwiftPM refuses such a product in an app that
-adds the package by URL, and a path dependency (KitConsumer's) does not show it.
+adds the package by URL, and the KitConsumer target, inside this package, does not show it.
 
 usage: swift package dump-package | closure.py HereaboutsKit
 """

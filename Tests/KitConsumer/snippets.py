@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes every ```swift block of a Markdown file into the KitConsumer package as a
-Swift file of its own, so building the package compiles the documentation.
+"""Writes every ```swift block of a Markdown file into the KitConsumer target as a
+Swift file of its own, so building the target compiles the documentation.
 
 A block that declares things at file scope (it has a line starting with `import`,
 `func`, `final class`, `struct`, `extension`, `let`, `@MainActor`) is written as it
