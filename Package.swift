@@ -159,9 +159,15 @@ let package = Package(
             path: "Shared/ServiceKit",
             swiftSettings: swiftSettings
         ),
+        // Child processes by posix_spawn: `here up`'s services, the tests' and benchmarks' children.
+        .target(
+            name: "Spawn",
+            path: "Shared/Spawn",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "ServiceKitTesting",
-            dependencies: ["ServiceKit", "ServiceClient", "ZeroMQ", "Wire", "Contracts", "Mail",
+            dependencies: ["ServiceKit", "ServiceClient", "ZeroMQ", "Wire", "Contracts", "Mail", "Spawn",
                            .product(name: "Crypto", package: "swift-crypto")],
             path: "Shared/ServiceKitTesting",
             // Run by SMTPTestServer and PushTestServer from where they lie.
@@ -292,7 +298,7 @@ let package = Package(
         // MARK: Gateway
         .target(
             name: "Gateway",
-            dependencies: ["ServiceClient", "StackClient", "Contracts", "Wire", "ZeroMQ", "Mail"],
+            dependencies: ["ServiceClient", "StackClient", "Contracts", "Wire", "ZeroMQ", "Mail", "Spawn"],
             path: "Services/Gateway/Library",
             swiftSettings: swiftSettings
         ),
@@ -372,7 +378,7 @@ let package = Package(
         .testTarget(
             name: "ServiceKitTests",
             dependencies: [
-                "TestThreads", "ServiceKit", "ServiceKitTesting", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
+                "TestThreads", "ServiceKit", "ServiceKitTesting", "Spawn", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -482,7 +488,7 @@ let package = Package(
         .testTarget(
             name: "SystemTests",
             dependencies: ["TestThreads", "ServiceClient", "ServiceKitTesting", "EdgeFixtures", "ServiceKit", "StackClient", "Contracts", "Wire", "ZeroMQ",
-                           "Imaging", "Gateway",
+                           "Imaging", "Gateway", "Spawn",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket")],
             swiftSettings: swiftSettings
@@ -554,7 +560,7 @@ let package = Package(
             name: "Benchmarks",
             dependencies: [
                 "ZeroMQ", "Wire", "Contracts", "ServiceClient", "ServiceKit", "ServiceKitTesting", "EdgeFixtures", "Auth", "Catalogue", "Geo",
-                "OpeningHours",
+                "OpeningHours", "Spawn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

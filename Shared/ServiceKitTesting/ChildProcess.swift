@@ -1,13 +1,14 @@
 import Foundation
 import Synchronization
 import ServiceClient
+import Spawn
 import Wire
 import ZeroMQ
 
 /// An executable of this package started as a child process (system tests,
 /// benchmarks), with its output in a log file.
 public final class ChildProcess {
-    public let process = Process()
+    public let process: SpawnedProcess
     public let log: URL
 
     /// Where `swift build` put the executables: next to this test bundle, or
@@ -30,23 +31,11 @@ public final class ChildProcess {
             throw ServiceError(code: .internal, message: "\(executable) is not built at \(path.path): run `swift build` first")
         }
         self.log = log
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: log)
-        process.executableURL = path
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardOutput = handle
-        process.standardError = handle
-        try Self.launch(process)
-    }
-
-    private static let launching = Mutex(())
-
-    /// Starts `process`, one launch at a time in this test process: Foundation's
-    /// `Process.run()` on Linux once crashed copying its arguments while other tests
-    /// launched theirs (a bad pointer in memcpy, in a full `swift test`).
-    public static func launch(_ process: Process) throws {
-        try launching.withLock { _ in try process.run() }
+        // Spawned, not Foundation's `Process`, whose `run()` can crash a test process with
+        // many descriptors open (see `Spawn`).
+        process = try SpawnedProcess(path.path, arguments: arguments,
+                                     environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                                     stdout: .file(log.path, append: false))
     }
 
     deinit {

@@ -1,24 +1,28 @@
 import Foundation
+import Spawn
 import Wire
 
 /// A stand-in server written in Python beside this file (`smtp_server.py`,
 /// `push_server.py`): run with Debian's python3, ready when it prints its first line,
 /// stopped by closing its stdin.
 final class ScriptServer {
-    private let process = Process()
+    private let process: SpawnedProcess
     private let input = Pipe()
+    /// Kept open while the script runs: it may print after its first line, and a closed
+    /// pipe would end it.
+    private let output = Pipe()
     /// The line the script printed once listening (`READY …`).
     let readyLine: String
 
     /// - Parameter missing: what to say when the script does not start (the packages it needs).
     init(script name: String, arguments: [String], missing: String) throws {
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [Self.directory.appendingPathComponent(name).path] + arguments
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try ChildProcess.launch(process)
+        process = try SpawnedProcess("/usr/bin/python3", arguments: [Self.directory.appendingPathComponent(name).path] + arguments,
+                                     environment: ProcessInfo.processInfo.environment,
+                                     stdin: .descriptor(input.fileHandleForReading.fileDescriptor),
+                                     stdout: .descriptor(output.fileHandleForWriting.fileDescriptor), stderr: .null)
+        // The child has its own copies: this process keeps only its ends.
+        try input.fileHandleForReading.close()
+        try output.fileHandleForWriting.close()
         readyLine = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         guard readyLine.hasPrefix("READY") else {
@@ -53,14 +57,8 @@ final class ScriptServer {
     }
 
     static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try ChildProcess.launch(process)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let pid = try Spawn.launch(executable, arguments: arguments, environment: ProcessInfo.processInfo.environment, stdout: .null)
+        guard Spawn.wait(pid) == 0 else {
             throw ServiceError(code: .internal, message: "\(executable) \(arguments.joined(separator: " ")) failed")
         }
     }

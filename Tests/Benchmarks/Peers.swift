@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 
 /// The peers the geo issue compares against, from Debian packages, started on
 /// loopback in a scratch directory and stopped at the end.
@@ -25,31 +26,25 @@ enum Peers {
     /// Runs a command, as `user` when we are root and a user is named (PostgreSQL
     /// refuses to run as root); throws with its output when it fails.
     ///
-    /// Spawned directly rather than with Foundation's `Process`, which learns of a
-    /// child's exit from a socket the child inherits: `pg_ctl start` leaves a server
-    /// holding it, and the wait would never end.
+    /// Spawned rather than run by Foundation's `Process`, which learns of a child's exit
+    /// from a socket the child inherits: `pg_ctl start` leaves a server holding it, and
+    /// the wait would never end.
     @discardableResult
     static func run(_ path: String, _ arguments: [String], as user: String? = nil, log: URL? = nil) throws -> String {
         var argv = [path] + arguments
         if let user, getuid() == 0 { argv = ["/usr/sbin/runuser", "-u", user, "--"] + argv }
         let outputFile = log ?? FileManager.default.temporaryDirectory.appendingPathComponent("peer-\(UUID().uuidString).log")
         defer { if log == nil { try? FileManager.default.removeItem(at: outputFile) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
-        guard spawned == 0 else { throw PeerError("cannot start \(argv[0]): error \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let pid: pid_t
+        do {
+            pid = try Spawn.launch(argv[0], arguments: Array(argv.dropFirst()), environment: ProcessInfo.processInfo.environment,
+                                   stdout: .file(outputFile.path, append: false), ownGroup: false)
+        } catch {
+            throw PeerError(error.description)
+        }
+        let status = Spawn.wait(pid)
         let output = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
-        // Exited normally with status 0.
-        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+        guard status == 0 else {
             throw PeerError("\(argv.joined(separator: " ")) failed (status \(status)): \(output)")
         }
         return output

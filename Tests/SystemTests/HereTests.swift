@@ -2,6 +2,7 @@ import Contracts
 import EdgeFixtures
 import Foundation
 import ServiceKitTesting
+import Spawn
 import TestThreads
 import Testing
 import Wire
@@ -9,15 +10,16 @@ import Wire
 /// Runs `here` (or `executable`, such as script(1) running it) once: its exit status and what it printed.
 func here(_ arguments: [String], environment: [String: String], stdin: String? = nil,
                   executable: String? = nil) throws -> (status: Int32, out: String, err: String) {
-    let process = Process()
-    process.executableURL = executable.map { URL(fileURLWithPath: $0) } ?? ChildProcess.binDirectory.appendingPathComponent("here")
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let out = Pipe(), err = Pipe(), input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = input
-    try ChildProcess.launch(process)
+    let process = try SpawnedProcess(executable ?? ChildProcess.binDirectory.appendingPathComponent("here").path, arguments: arguments,
+                                     environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                                     stdin: .descriptor(input.fileHandleForReading.fileDescriptor),
+                                     stdout: .descriptor(out.fileHandleForWriting.fileDescriptor),
+                                     stderr: .descriptor(err.fileHandleForWriting.fileDescriptor))
+    // The child has its own copies of these ends: reading to the end needs this process's closed.
+    try input.fileHandleForReading.close()
+    try out.fileHandleForWriting.close()
+    try err.fileHandleForWriting.close()
     if let stdin { input.fileHandleForWriting.write(Data((stdin + "\n").utf8)) }
     try input.fileHandleForWriting.close()
     let output = out.fileHandleForReading.readDataToEndOfFile(), errors = err.fileHandleForReading.readDataToEndOfFile()

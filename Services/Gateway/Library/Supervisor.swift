@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import ServiceClient
+import Spawn
 import Synchronization
 import Wire
 #if canImport(Glibc)
@@ -170,7 +171,14 @@ public final class Supervisor: Sendable {
         let environment = configuration.environment.merging(extra) { $1 }
         let pid = try children.withLock { children -> pid_t in
             guard !stopping.load(ordering: .sequentiallyConsistent) else { throw Stopped() }
-            let pid = try ChildProcessSpawner.spawn(executable, environment: environment, log: logFile(service))
+            // In a process group of its own, so a Ctrl-C in the terminal reaches `here`, which then
+            // stops the services in order, rather than every service at once.
+            let pid: pid_t
+            do {
+                pid = try Spawn.launch(executable, environment: environment, stdout: .file(logFile(service).path, append: true))
+            } catch {
+                throw GatewayError("\(error)", exitCode: 3)
+            }
             var child = children[service] ?? Child()
             child.pid = pid
             child.startedAt = Date()
@@ -179,7 +187,7 @@ public final class Supervisor: Sendable {
         }
         // Each child has a watcher thread that reaps it and restarts it if it died.
         Thread.detachNewThread { [self] in
-            let status = ChildProcessSpawner.wait(pid)
+            let status = Spawn.wait(pid)
             guard !stopping.load(ordering: .sequentiallyConsistent) else { return }
             let delay = children.withLock { children -> TimeInterval in
                 var child = children[service] ?? Child()
