@@ -18,11 +18,7 @@ final class ScriptServer {
     init(script name: String, arguments: [String], missing: String) throws {
         process = try SpawnedProcess("/usr/bin/python3", arguments: [Self.directory.appendingPathComponent(name).path] + arguments,
                                      environment: ProcessInfo.processInfo.environment,
-                                     stdin: .descriptor(input.fileHandleForReading.fileDescriptor),
-                                     stdout: .descriptor(output.fileHandleForWriting.fileDescriptor), stderr: .null)
-        // The child has its own copies: this process keeps only its ends.
-        try input.fileHandleForReading.close()
-        try output.fileHandleForWriting.close()
+                                     stdin: .pipe(input), stdout: .pipe(output), stderr: .null)
         readyLine = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         guard readyLine.hasPrefix("READY") else {
@@ -57,8 +53,7 @@ final class ScriptServer {
     }
 
     static func run(_ executable: String, _ arguments: [String]) throws {
-        let pid = try Spawn.launch(executable, arguments: arguments, environment: ProcessInfo.processInfo.environment, stdout: .null)
-        guard Spawn.wait(pid) == 0 else {
+        guard try Spawn.run(executable, arguments: arguments, environment: ProcessInfo.processInfo.environment, stdout: .null) == 0 else {
             throw ServiceError(code: .internal, message: "\(executable) \(arguments.joined(separator: " ")) failed")
         }
     }

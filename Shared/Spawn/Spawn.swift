@@ -21,8 +21,10 @@ public enum Spawn {
         case null
         /// A file, created when missing; appended to or truncated.
         case file(String, append: Bool)
-        /// One of this process's descriptors (a pipe's end), duplicated for the child.
-        case descriptor(Int32)
+        /// A pipe: the child gets its reading end as standard input, its writing end as
+        /// output; this process closes that end once the child has it (as `Process` does),
+        /// so reading to the end of output sees the child's end.
+        case pipe(Pipe)
         /// For standard error: wherever standard output goes.
         case standardOutput
     }
@@ -40,14 +42,17 @@ public enum Spawn {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        var handedOver: [FileHandle] = []
         for (target, stream) in [(Int32(0), stdin), (1, stdout), (2, stderr)] {
             switch stream {
             case .null:
                 posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
             case .file(let file, let append):
                 posix_spawn_file_actions_addopen(&actions, target, file, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0o644)
-            case .descriptor(let descriptor):
-                posix_spawn_file_actions_adddup2(&actions, descriptor, target)
+            case .pipe(let pipe):
+                let end = target == 0 ? pipe.fileHandleForReading : pipe.fileHandleForWriting
+                posix_spawn_file_actions_adddup2(&actions, end.fileDescriptor, target)
+                handedOver.append(end)
             case .standardOutput:
                 posix_spawn_file_actions_adddup2(&actions, 1, target)
             }
@@ -79,6 +84,11 @@ public enum Spawn {
         var pid: pid_t = 0
         let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
         guard result == 0 else { throw Failure(description: "cannot start \(path): \(String(cString: strerror(result)))") }
+        // One pipe may serve as both output and error: its end is closed once.
+        var closed = Set<ObjectIdentifier>()
+        for end in handedOver where closed.insert(ObjectIdentifier(end)).inserted {
+            try? end.close()
+        }
         return pid
     }
 
@@ -89,6 +99,12 @@ public enum Spawn {
     /// Without it (an older C library), the child inherits what is not close-on-exec.
     static let addCloseFrom: AddCloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np")
         .map { unsafeBitCast($0, to: AddCloseFrom.self) }
+
+    /// Starts `path`, waits for it to end and reaps it: its exit status (see `wait`).
+    public static func run(_ path: String, arguments: [String] = [], environment: [String: String],
+                           stdout: Stream, ownGroup: Bool = true) throws(Failure) -> Int32 {
+        wait(try launch(path, arguments: arguments, environment: environment, stdout: stdout, ownGroup: ownGroup))
+    }
 
     /// Waits for `pid` to end and reaps it: its exit status, or 128 + the signal that ended it.
     public static func wait(_ pid: pid_t) -> Int32 {

@@ -35,14 +35,13 @@ enum Peers {
         if let user, getuid() == 0 { argv = ["/usr/sbin/runuser", "-u", user, "--"] + argv }
         let outputFile = log ?? FileManager.default.temporaryDirectory.appendingPathComponent("peer-\(UUID().uuidString).log")
         defer { if log == nil { try? FileManager.default.removeItem(at: outputFile) } }
-        let pid: pid_t
+        let status: Int32
         do {
-            pid = try Spawn.launch(argv[0], arguments: Array(argv.dropFirst()), environment: ProcessInfo.processInfo.environment,
+            status = try Spawn.run(argv[0], arguments: Array(argv.dropFirst()), environment: ProcessInfo.processInfo.environment,
                                    stdout: .file(outputFile.path, append: false), ownGroup: false)
         } catch {
             throw PeerError(error.description)
         }
-        let status = Spawn.wait(pid)
         let output = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
         guard status == 0 else {
             throw PeerError("\(argv.joined(separator: " ")) failed (status \(status)): \(output)")

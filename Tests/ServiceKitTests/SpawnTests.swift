@@ -33,9 +33,7 @@ struct SpawnTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let input = Pipe()
         let echo = try SpawnedProcess("/bin/sh", arguments: ["-c", "read line; echo \"out $line\"; echo err >&2"], environment: [:],
-                                      stdin: .descriptor(input.fileHandleForReading.fileDescriptor),
-                                      stdout: .file(file.path, append: false))
-        try input.fileHandleForReading.close()
+                                      stdin: .pipe(input), stdout: .file(file.path, append: false))
         input.fileHandleForWriting.write(Data("hello\n".utf8))
         try input.fileHandleForWriting.close()
         echo.waitUntilExit()

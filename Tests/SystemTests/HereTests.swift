@@ -13,13 +13,7 @@ func here(_ arguments: [String], environment: [String: String], stdin: String? =
     let out = Pipe(), err = Pipe(), input = Pipe()
     let process = try SpawnedProcess(executable ?? ChildProcess.binDirectory.appendingPathComponent("here").path, arguments: arguments,
                                      environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
-                                     stdin: .descriptor(input.fileHandleForReading.fileDescriptor),
-                                     stdout: .descriptor(out.fileHandleForWriting.fileDescriptor),
-                                     stderr: .descriptor(err.fileHandleForWriting.fileDescriptor))
-    // The child has its own copies of these ends: reading to the end needs this process's closed.
-    try input.fileHandleForReading.close()
-    try out.fileHandleForWriting.close()
-    try err.fileHandleForWriting.close()
+                                     stdin: .pipe(input), stdout: .pipe(out), stderr: .pipe(err))
     if let stdin { input.fileHandleForWriting.write(Data((stdin + "\n").utf8)) }
     try input.fileHandleForWriting.close()
     let output = out.fileHandleForReading.readDataToEndOfFile(), errors = err.fileHandleForReading.readDataToEndOfFile()
