@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import Synchronization
 import NIOCore
 import Wire
 
@@ -56,23 +57,44 @@ struct ClientMiddleware: RouterMiddleware {
         return sent ?? newRequestID()
     }
 
-    /// A random (version 4) UUID in lower case. Foundation's `UUID()` opens
-    /// /dev/urandom for each one: a file opened and closed per request.
+    /// A version 4 UUID in lower case, unique within the process and, by its random
+    /// part, across processes. Foundation's `UUID()` opens /dev/urandom for each one;
+    /// two draws of the system's random source per id were two system calls a
+    /// request. So 122 random bits are drawn once a millisecond, and the ids made in
+    /// the same millisecond count up from them (as `Identifier.sortable` does): an id
+    /// only has to tell requests apart, and says nothing a client could use.
     static func newRequestID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        var bytes = (0..<2).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64, Array.init) }
-        bytes[6] = bytes[6] & 0x0F | 0x40
-        bytes[8] = bytes[8] & 0x3F | 0x80
-        let hex = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(hex[Int(byte >> 4)])
-            text.append(hex[Int(byte & 0x0F)])
+        let (high, low) = requestIDBits.withLock { bits -> (UInt64, UInt64) in
+            let now = DispatchTime.now().uptimeNanoseconds / 1_000_000
+            if now != bits.millisecond {
+                var generator = SystemRandomNumberGenerator()
+                bits = (now, generator.next(), generator.next())
+            } else {
+                bits.low &+= 1
+            }
+            return (bits.high, bits.low)
         }
-        return String(decoding: text, as: UTF8.self)
+        return String(unsafeUninitializedCapacity: 36) { text in
+            let hex: StaticString = "0123456789abcdef"
+            var at = 0
+            for index in 0..<16 {
+                var byte = UInt8(truncatingIfNeeded: (index < 8 ? high : low) >> (8 * (7 - index % 8)))
+                if index == 6 { byte = byte & 0x0F | 0x40 }  // version 4
+                if index == 8 { byte = byte & 0x3F | 0x80 }  // RFC 9562's variant
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    text[at] = UInt8(ascii: "-")
+                    at += 1
+                }
+                text[at] = hex.utf8Start[Int(byte >> 4)]
+                text[at + 1] = hex.utf8Start[Int(byte & 0x0F)]
+                at += 2
+            }
+            return at
+        }
     }
+
+    /// The millisecond of the last request id, and its 128 bits.
+    private static let requestIDBits = Mutex<(millisecond: UInt64, high: UInt64, low: UInt64)>((0, 0, 0))
 
     /// Walks `X-Forwarded-For` from the nearest hop back while the hops are trusted;
     /// the first untrusted one is the client.
