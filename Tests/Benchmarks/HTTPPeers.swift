@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 
 /// wrk (Debian's) as the HTTP load generator: keep-alive connections, a Lua script
 /// that cycles through the given paths and counts answers that are not 200.
@@ -77,7 +78,7 @@ enum Wrk {
 /// Debian's nginx as one process (no master, one worker) under `root`, with `http`
 /// inside its `http { }` block; its temporary files under `root` too.
 final class NginxProcess {
-    private let process = Process()
+    private let process: SpawnedProcess
 
     init(root: URL, http: String) throws {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -99,11 +100,8 @@ final class NginxProcess {
             """
         let file = root.appendingPathComponent("nginx.conf")
         try configuration.write(to: file, atomically: true, encoding: .utf8)
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-        process.arguments = ["-c", file.path, "-p", root.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        process = try SpawnedProcess("/usr/sbin/nginx", arguments: ["-c", file.path, "-p", root.path],
+                                     environment: ProcessInfo.processInfo.environment, stdout: .null)
         Thread.sleep(forTimeInterval: 0.5)
         guard process.isRunning else { throw PeerError("nginx did not start: see \(root.path)/error.log") }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 import Wire
 
 /// What the numbers were measured on.
@@ -30,16 +31,11 @@ enum Machine {
     }()
 
     private static func git(_ arguments: [String]) -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/git")
-        process.arguments = arguments
         let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
+        guard let pid = try? Spawn.launch("/usr/bin/git", arguments: arguments, environment: ProcessInfo.processInfo.environment,
+                                          stdout: .pipe(output), stderr: .null) else { return nil }
         let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return nil }
+        guard Spawn.wait(pid) == 0 else { return nil }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

@@ -53,18 +53,17 @@ enum Peers {
 /// `redis-server` without persistence, on a free port.
 final class RedisPeer {
     let port: UInt16
-    private let process = Process()
+    private let process: SpawnedProcess
 
     init(directory: URL) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-server") else {
             throw PeerError("redis-server is not installed (make bench-peers)")
         }
         port = try Peers.freePort()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
-        process.arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning"]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        process = try SpawnedProcess("/usr/bin/redis-server",
+                                     arguments: ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                                                 "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning"],
+                                     environment: ProcessInfo.processInfo.environment, stdout: .null)
         for _ in 0..<100 {
             if (try? RedisConnection(port: port)) != nil { return }
             Thread.sleep(forTimeInterval: 0.05)
