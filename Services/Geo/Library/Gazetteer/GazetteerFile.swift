@@ -99,6 +99,8 @@ enum GazetteerFile {
         }
 
         func gazetteer() throws -> Gazetteer {
+            var translations = translations
+            translations.seal()
             let slots = Dictionary(places.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
             var countries: [String: Gazetteer.CountryRecord] = [:]
             for row in countryRows {

@@ -8,6 +8,11 @@ import Contracts
 /// country, continent or currency then English's, and takes the first name found;
 /// nil means the caller's last resort (the English name of the `C` or `N` record, or
 /// a place's own name) is the answer.
+///
+/// About 235,000 names, kept as one byte buffer and a sorted list of 16-byte entries
+/// (kind, key and tag as small numbers): as a dictionary of strings they took 60 MB of
+/// geo's memory, a dictionary of 72-byte entries sized for twice their number and a
+/// string allocation for every longer name.
 struct Translations: Sendable {
     enum Kind: UInt8, Sendable {
         case country, continent, currency, place
@@ -30,30 +35,94 @@ struct Translations: Sendable {
         let lang: String
     }
 
-    private struct Key: Hashable, Sendable {
-        let kind: Kind
-        let key: String
-        /// Lowercased, as `LanguageTag.lookupChain` gives them.
-        let tag: String
+    private struct Entry: Sendable {
+        /// Kind, key and lookup tag in one number (`pack`), the order entries sort in.
+        var packed: UInt64
+        var offset: UInt32
+        var length: UInt16
+        /// The tag as the data spells it, in `writtenTags`.
+        var writtenTag: UInt16
     }
 
-    private var names: [Key: Name] = [:]
+    private var entries: [Entry] = []
+    private var bytes: [UInt8] = []
+    /// Each key (a country, continent or currency code, a place's id) and each
+    /// lowercased lookup tag, by number.
+    private var keys: [String: UInt32] = [:]
+    private var lookupTags: [String: UInt16] = [:]
+    private var writtenTags: [String] = []
+    private var writtenTagNumbers: [String: UInt16] = [:]
+    /// Whether `entries` is sorted and holds one entry per kind, key and tag.
+    private var sealed = true
 
-    var count: Int { names.count }
+    var count: Int { entries.count }
 
-    /// Makes room for `count` names at once (the file holds ~134,000).
-    mutating func reserveCapacity(_ count: Int) { names.reserveCapacity(count) }
+    /// Makes room for `count` names at once (the file holds ~235,000).
+    mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(count)
+        bytes.reserveCapacity(count * 12)
+    }
 
-    /// `lookupTag` is `tag` lowercased, as `LanguageTag.lookupChain` spells tags.
+    /// `lookupTag` is `tag` lowercased, as `LanguageTag.lookupChain` spells tags. A
+    /// second name under the same kind, key and tag replaces the first.
     mutating func add(_ kind: Kind, key: String, tag: String, lookupTag: String, name: String) {
-        names[Key(kind: kind, key: key, tag: lookupTag)] = Name(text: name, lang: tag)
+        let utf8 = Array(name.utf8)
+        // Bounds far past the shipped file's (a few hundred tags, 35,000 keys): a file
+        // beyond them loses the names past them rather than trapping.
+        guard utf8.count <= Int(UInt16.max), bytes.count + utf8.count <= Int(UInt32.max), keys.count < Int(UInt32.max),
+              lookupTags.count < Int(UInt16.max), writtenTags.count < Int(UInt16.max) else { return }
+        let keyNumber = keys[key] ?? { let number = UInt32(keys.count); keys[key] = number; return number }()
+        let lookupNumber = lookupTags[lookupTag] ?? { let number = UInt16(lookupTags.count); lookupTags[lookupTag] = number; return number }()
+        let writtenNumber = writtenTagNumbers[tag] ?? {
+            let number = UInt16(writtenTags.count)
+            writtenTags.append(tag)
+            writtenTagNumbers[tag] = number
+            return number
+        }()
+        entries.append(Entry(packed: Self.pack(kind, keyNumber, lookupNumber), offset: UInt32(bytes.count),
+                             length: UInt16(utf8.count), writtenTag: writtenNumber))
+        bytes.append(contentsOf: utf8)
+        sealed = false
+    }
+
+    /// Sorts the entries for look-ups, the later of two names for the same kind, key
+    /// and tag kept; called once all are added.
+    mutating func seal() {
+        guard !sealed else { return }
+        // A later name lies later in `bytes`: offsets order the ties.
+        entries.sort { ($0.packed, $0.offset) < ($1.packed, $1.offset) }
+        var kept: [Entry] = []
+        kept.reserveCapacity(entries.count)
+        for entry in entries {
+            if kept.last?.packed == entry.packed { kept[kept.count - 1] = entry } else { kept.append(entry) }
+        }
+        entries = kept
+        sealed = true
     }
 
     /// The name along `language`'s chain, else along `fallback`'s.
     func name(_ kind: Kind, _ key: String, in language: LanguageTag, else fallback: LanguageTag? = nil) -> Name? {
+        precondition(sealed, "Translations are looked up once sealed")
+        guard let keyNumber = keys[key] else { return nil }
         for tag in language.lookupChain + (fallback?.lookupChain ?? []) {
-            if let name = names[Key(kind: kind, key: key, tag: tag)] { return name }
+            guard let tagNumber = lookupTags[tag], let entry = entry(Self.pack(kind, keyNumber, tagNumber)) else { continue }
+            let start = Int(entry.offset)
+            return Name(text: String(decoding: bytes[start..<start + Int(entry.length)], as: UTF8.self),
+                        lang: writtenTags[Int(entry.writtenTag)])
         }
         return nil
+    }
+
+    private func entry(_ packed: UInt64) -> Entry? {
+        var low = 0, high = entries.count
+        while low < high {
+            let mid = (low + high) / 2
+            if entries[mid].packed < packed { low = mid + 1 } else { high = mid }
+        }
+        return low < entries.count && entries[low].packed == packed ? entries[low] : nil
+    }
+
+    private static func pack(_ kind: Kind, _ key: UInt32, _ tag: UInt16) -> UInt64 {
+        UInt64(kind.rawValue) << 48 | UInt64(key) << 16 | UInt64(tag)
     }
 }
