@@ -31,6 +31,18 @@ struct JSONMemberScannerTests {
         #expect(member("nextCursor", #"{"next\u0043ursor":"c"}"#) == .string("c"))
     }
 
+    @Test("a path steps into nested objects, each step at its own object's top level")
+    func path() {
+        let text = Data(#"{"hits":[],"post":{"tags":{"version":9},"title":"\"version\":8","version":3},"version":1}"#.utf8)
+        #expect(JSONMemberScanner.member(at: ["post", "version"], of: text) == .number(.integer(3)))
+        #expect(JSONMemberScanner.member(at: ["post", "tags", "version"], of: text) == .number(.integer(9)))
+        #expect(JSONMemberScanner.member(at: ["version"], of: text) == .number(.integer(1)))
+        #expect(JSONMemberScanner.member(at: ["post", "missing"], of: text) == nil)
+        #expect(JSONMemberScanner.member(at: ["hits", "version"], of: text) == nil, "an array is no object to step into")
+        #expect(JSONMemberScanner.member(at: ["post", "title", "version"], of: text) == nil, "nor is a string")
+        #expect(JSONMemberScanner.member(at: [], of: text) == nil)
+    }
+
     @Test("absent, empty, not an object, or cut short: nil")
     func absent() {
         #expect(member("nextCursor", "{}") == nil)

@@ -91,10 +91,10 @@ extension EdgeRoutes {
     static let getPost = PassRoute(method: .get, pattern: "/v1/posts/{id}", op: CatalogueAPI.get.name) { request in
         ["id": .string(try request.parameter("id"))]
     } reply: { request, reply in
-        // Only the version is wanted for the tag: the post's object is read, not decoded.
+        // Only the version is wanted for the tag: the post is stepped through, not parsed.
         let body = try reply.body()
-        guard case .object(let post)? = JSONMemberScanner.member("post", of: body),
-              case .number(.integer(let version))? = post["version"], let number = Int(exactly: version) else {
+        guard case .number(.integer(let version))? = JSONMemberScanner.member(at: ["post", "version"], of: body),
+              let number = Int(exactly: version) else {
             throw ServiceError(code: .internal, message: "\(CatalogueAPI.get.name) replied without a post's version")
         }
         let tag = etag(version: number)

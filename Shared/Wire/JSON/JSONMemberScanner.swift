@@ -8,23 +8,24 @@ public enum JSONMemberScanner {
     /// The value of the member `key` at the top level of the object `text`; nil when
     /// it has no such member, or `text` is not a well-formed object as far as read.
     public static func member(_ key: String, of text: Data) -> JSONValue? {
-        let wanted = Array(key.utf8)
+        member(at: [key], of: text)
+    }
+
+    /// The value at `path` in the object `text`: `["post", "version"]` is the member
+    /// `version` of the object that is the top level's member `post`. Only that value
+    /// is parsed; nil when a step is missing or is not an object.
+    public static func member(at path: [String], of text: Data) -> JSONValue? {
+        guard !path.isEmpty else { return nil }
         return text.withUnsafeBytes { raw -> JSONValue? in
             let bytes = raw.bindMemory(to: UInt8.self)
-            var scanner = Scanner(bytes: bytes)
-            guard scanner.skipSpace(), scanner.take(UInt8(ascii: "{")) else { return nil }
-            guard scanner.skipSpace() else { return nil }
-            if scanner.peek == UInt8(ascii: "}") { return nil }
-            while true {
-                guard scanner.skipSpace(), let name = scanner.string(), scanner.skipSpace(), scanner.take(UInt8(ascii: ":")),
-                      scanner.skipSpace(), let value = scanner.value() else { return nil }
-                if Scanner.matches(bytes[name], wanted) {
-                    return try? JSONParser.parse(Data(UnsafeRawBufferPointer(rebasing: raw[value])))
-                }
-                guard scanner.skipSpace() else { return nil }
-                if scanner.take(UInt8(ascii: "}")) { return nil }
-                guard scanner.take(UInt8(ascii: ",")) else { return nil }
+            // The object looked in: its bytes' place in `text`.
+            var object = 0..<bytes.count
+            for key in path {
+                var scanner = Scanner(bytes: UnsafeBufferPointer(rebasing: bytes[object]))
+                guard let value = scanner.member(Array(key.utf8)) else { return nil }
+                object = (object.lowerBound + value.lowerBound)..<(object.lowerBound + value.upperBound)
             }
+            return try? JSONParser.parse(Data(UnsafeRawBufferPointer(rebasing: raw[object])))
         }
     }
 
@@ -33,6 +34,22 @@ public enum JSONMemberScanner {
         var index = 0
 
         var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+        /// The bytes of the value of the member `wanted` of the object that starts
+        /// here; nil when it has none, or is no object as far as read.
+        mutating func member(_ wanted: [UInt8]) -> Range<Int>? {
+            guard skipSpace(), take(UInt8(ascii: "{")) else { return nil }
+            guard skipSpace() else { return nil }
+            if peek == UInt8(ascii: "}") { return nil }
+            while true {
+                guard skipSpace(), let name = string(), skipSpace(), take(UInt8(ascii: ":")),
+                      skipSpace(), let value = value() else { return nil }
+                if Self.matches(bytes[name], wanted) { return value }
+                guard skipSpace() else { return nil }
+                if take(UInt8(ascii: "}")) { return nil }
+                guard take(UInt8(ascii: ",")) else { return nil }
+            }
+        }
 
         static func isSpace(_ byte: UInt8) -> Bool {
             byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
