@@ -1,6 +1,7 @@
 import Foundation
 
-/// Reads one member of a JSON object's top level without parsing the rest: the
+/// Reads one member of a JSON object, at its top level or along a path of nested
+/// objects (a post's `version` in `{"post":{…}}`), without parsing the rest: the
 /// other members' values are stepped over byte by byte (strings and nesting only),
 /// so a reply's `nextCursor` costs one pass over its bytes rather than a tree of
 /// every hit in it.
