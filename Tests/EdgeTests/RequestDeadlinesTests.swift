@@ -18,13 +18,20 @@ struct RequestDeadlinesTests {
         return (channel, loop)
     }
 
+    /// Moves the clock to just before `milliseconds` from now (the connection still
+    /// open) and to just after (closed).
+    private func expectClosed(_ channel: EmbeddedChannel, _ loop: EmbeddedEventLoop, after milliseconds: Int64,
+                              sourceLocation: SourceLocation = #_sourceLocation) {
+        loop.advanceTime(by: .milliseconds(milliseconds - 100))
+        #expect(channel.isActive, "open until the deadline", sourceLocation: sourceLocation)
+        loop.advanceTime(by: .milliseconds(200))
+        #expect(!channel.isActive, "closed at the deadline", sourceLocation: sourceLocation)
+    }
+
     @Test("a connection that sends no head is closed at the header deadline")
     func noHead() throws {
         let (channel, loop) = try channel()
-        loop.advanceTime(by: .milliseconds(1_900))
-        #expect(channel.isActive)
-        loop.advanceTime(by: .milliseconds(200))
-        #expect(!channel.isActive)
+        expectClosed(channel, loop, after: 2_000)
     }
 
     @Test("after a head the body has its own deadline, from the head on; the header deadline no longer counts")
@@ -32,10 +39,7 @@ struct RequestDeadlinesTests {
         let (channel, loop) = try channel()
         loop.advanceTime(by: .seconds(1))
         try channel.writeInbound(head)
-        loop.advanceTime(by: .milliseconds(4_900))  // past the header deadline, within the body's
-        #expect(channel.isActive)
-        loop.advanceTime(by: .milliseconds(200))
-        #expect(!channel.isActive)
+        expectClosed(channel, loop, after: 5_000)  // open past the header deadline, closed at the body's
     }
 
     @Test("while the edge answers no deadline runs; the next head is due from the end of the answer")
@@ -50,10 +54,7 @@ struct RequestDeadlinesTests {
         loop.advanceTime(by: .milliseconds(1_900))
         #expect(channel.isActive)
         try channel.writeInbound(head)  // the next request in time: its body's deadline now
-        loop.advanceTime(by: .milliseconds(4_900))
-        #expect(channel.isActive)
-        loop.advanceTime(by: .milliseconds(200))
-        #expect(!channel.isActive)
+        expectClosed(channel, loop, after: 5_000)
     }
 
     @Test("a keep-alive connection that sends its next head too late is closed, however many requests came before")

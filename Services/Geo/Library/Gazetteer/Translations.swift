@@ -55,8 +55,6 @@ struct Translations: Sendable {
     /// Whether `entries` is sorted and holds one entry per kind, key and tag.
     private var sealed = true
 
-    var count: Int { entries.count }
-
     /// Makes room for `count` names at once (the file holds ~235,000).
     mutating func reserveCapacity(_ count: Int) {
         entries.reserveCapacity(count)
