@@ -44,6 +44,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],
     targets: [
         // MARK: Transport
@@ -91,15 +92,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Notifications as they leave: APNs (HTTP/2, token auth) and Web Push (RFC 8030,
-        // 8291, 8292), through AsyncHTTPClient.
+        // 8291, 8292): APNs frame by frame on swift-nio-http2, Web Push through AsyncHTTPClient.
         .target(
             name: "Push",
             dependencies: [
                 "Wire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Shared/Push",

@@ -2,14 +2,16 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 import Synchronization
 
-/// The one HTTP client every push leaves through. AsyncHTTPClient negotiates HTTP/2 by
-/// ALPN and keeps one connection per host, multiplexing the pushes to it: APNs gets one
-/// connection per environment, reused, as Apple asks; each Web Push service one more.
+/// The one HTTP client every push leaves through. APNs gets one HTTP/2 connection per
+/// environment, reused, as Apple asks, written frame by frame (`HTTP2Origin`); Web Push
+/// services go through AsyncHTTPClient, which negotiates HTTP/2 by ALPN where the
+/// service offers it and keeps one connection per host.
 ///
-/// The client is made on the first push and shut down by `shutdown()`: a service that
+/// Clients are made on the first push and shut down by `shutdown()`: a service that
 /// never pushes (a test's, the fuzzer's) holds none, since AsyncHTTPClient traps in
 /// debug builds on a client dropped without a shutdown.
 public final class PushHTTP: Sendable {
@@ -21,6 +23,8 @@ public final class PushHTTP: Sendable {
 
     private let configuration: HTTPClient.Configuration
     private let state = Mutex(State.idle)
+    /// HTTP/2 origins by `host:port`, and the TLS context they share (made with the first).
+    private let origins = Mutex<(tls: NIOSSLContext?, byAuthority: [String: HTTP2Origin])>((nil, [:]))
     /// How long one push's request may take, connection included.
     let timeout: TimeAmount
 
@@ -46,6 +50,11 @@ public final class PushHTTP: Sendable {
             return nil
         }
         try? client?.syncShutdown()
+        let origins = origins.withLock { origins in
+            defer { origins.byAuthority = [:] }
+            return Array(origins.byAuthority.values)
+        }
+        for origin in origins { try? origin.close().wait() }
     }
 
     struct ShutDown: Error, CustomStringConvertible {
@@ -75,7 +84,25 @@ public final class PushHTTP: Sendable {
     /// futures, not tasks: the completion runs on the connection's event loop, with no
     /// hop through Swift's task pool per push (at thousands of pushes a second, those
     /// hops' thread wake-ups cost more than the pushes).
+    ///
+    /// Over the origin's HTTP/2 connection, unless the service said (by ALPN) that it
+    /// speaks only HTTP/1.1: then, from that request on, through AsyncHTTPClient.
     func post(_ url: String, headers: [(String, String)], body: Data) -> EventLoopFuture<Answer> {
+        let origin: HTTP2Origin
+        do {
+            guard let https = try self.origin(of: url) else { return postHTTP1(url, headers: headers, body: body) }
+            origin = https
+        } catch {
+            return MultiThreadedEventLoopGroup.singleton.next().makeFailedFuture(error)
+        }
+        guard origin.speaksHTTP2 else { return postHTTP1(url, headers: headers, body: body) }
+        return origin.post(Self.path(of: url), headers: headers, body: ByteBuffer(bytes: body)).flatMapError { error in
+            guard let failure = error as? HTTP2Origin.Failure, failure.notHTTP2 else { return origin.eventLoop.makeFailedFuture(error) }
+            return self.postHTTP1(url, headers: headers, body: body)
+        }
+    }
+
+    private func postHTTP1(_ url: String, headers: [(String, String)], body: Data) -> EventLoopFuture<Answer> {
         do {
             let request = try HTTPClient.Request(url: url, method: .POST, headers: HTTPHeaders(headers),
                                                  body: .byteBuffer(ByteBuffer(bytes: body)))
@@ -85,6 +112,38 @@ public final class PushHTTP: Sendable {
             }
         } catch {
             return HTTPClient.defaultEventLoopGroup.next().makeFailedFuture(error)
+        }
+    }
+}
+
+extension PushHTTP {
+    /// The path and query of an absolute URL, `/` when it has none.
+    static func path(of url: String) -> String {
+        guard let scheme = url.range(of: "://") else { return "/" }
+        let rest = url[scheme.upperBound...]
+        return rest.firstIndex(of: "/").map { String(rest[$0...]) } ?? "/"
+    }
+
+    /// The origin of an `https` URL (nil for any other: AsyncHTTPClient says what is wrong with it).
+    private func origin(of url: String) throws -> HTTP2Origin? {
+        guard let parts = URLComponents(string: url), parts.scheme == "https", let host = parts.host, !host.isEmpty else {
+            return nil
+        }
+        let port = parts.port ?? 443
+        let authority = "\(host):\(port)"
+        return try origins.withLock { origins in
+            if let origin = origins.byAuthority[authority] { return origin }
+            if case .shutDown = state.withLock({ $0 }) { throw ShutDown() }
+            let tls = try origins.tls ?? {
+                var tls = configuration.tlsConfiguration ?? .makeClientConfiguration()
+                tls.applicationProtocols = ["h2", "http/1.1"]
+                return try NIOSSLContext(configuration: tls)
+            }()
+            let origin = HTTP2Origin(host: host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: port, tls: tls,
+                                     timeout: timeout, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+            origins.tls = tls
+            origins.byAuthority[authority] = origin
+            return origin
         }
     }
 }

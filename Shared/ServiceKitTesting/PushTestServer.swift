@@ -20,6 +20,10 @@ public final class PushTestServer {
         public var topic: String?
         /// Each request is answered (and kept) after a random wait of up to this many seconds.
         public var jitter: Double = 0
+        /// Offers (by ALPN) and speaks only HTTP/1.1, as some Web Push services do.
+        public var http1Only = false
+        /// Each HTTP/2 connection ends with a GOAWAY once it answered this many requests (0: never).
+        public var goAwayAfter = 0
 
         public init(goneTokens: [String] = [], badTokens: [String] = [], busyFirst: Int = 0, goneEndpoints: [String] = [],
                     topic: String? = nil) {
@@ -49,6 +53,8 @@ public final class PushTestServer {
         /// Web Push: the VAPID public key the push was signed with, and the Topic header.
         public var vapidKey: String?
         public var topic: String?
+        /// The HTTP version it came over: `2` or `1.1`.
+        public var http: String?
 
         init(_ record: [String: Any]) {
             kind = record["kind"] as? String ?? ""
@@ -68,6 +74,7 @@ public final class PushTestServer {
             }
             vapidKey = (record["vapid"] as? [String: Any])?["k"] as? String
             topic = record["topic"] as? String
+            http = record["http"] as? String
         }
     }
 
@@ -97,6 +104,8 @@ public final class PushTestServer {
                          "--busy-first", "\(options.busyFirst)", "--webpush-gone", options.goneEndpoints.joined(separator: ",")]
         if let topic = options.topic { arguments += ["--topic", topic] }
         if options.jitter > 0 { arguments += ["--jitter", "\(options.jitter)"] }
+        if options.http1Only { arguments.append("--http1") }
+        if options.goAwayAfter > 0 { arguments += ["--goaway-after", "\(options.goAwayAfter)"] }
         server = try ScriptServer(script: "push_server.py", arguments: arguments,
                                   missing: "are python3-h2 and python3-cryptography installed? make deps installs them")
         let ready = server.readyLine.split(separator: " ")
@@ -133,6 +142,11 @@ public final class PushTestServer {
     /// TLS connections made to the stand-in so far.
     public var connections: Int {
         Int((try? String(contentsOf: directory.appendingPathComponent("kept/connections"), encoding: .utf8)) ?? "") ?? 0
+    }
+
+    /// TLS connections closed so far (HTTP/2 ones, by either side).
+    public var closedConnections: Int {
+        Int((try? String(contentsOf: directory.appendingPathComponent("kept/closed"), encoding: .utf8)) ?? "") ?? 0
     }
 
     /// Waits up to `timeout` seconds for `count` pushes.

@@ -14,9 +14,15 @@ Web Push: POST /push/<name>. The VAPID header (RFC 8292) is checked (the JWT aga
           answer 410.
 --jitter S answers each request after a random wait of up to S seconds, so requests
           sent side by side are taken (and kept) out of order.
+--goaway-after N  sends a GOAWAY on each HTTP/2 connection once its N-th stream opens:
+          the first N streams are answered, later ones are not (the client's to
+          send again elsewhere); the connection stays open.
+--http1   offers only HTTP/1.1 by ALPN and speaks it (keep-alive, one request at a
+          time per connection), as some Web Push services do.
 
 Every push taken is appended to <dir>/pushes.jsonl; every request that broke a rule to
-<dir>/errors.jsonl; <dir>/connections counts the TLS connections made. Prints
+<dir>/errors.jsonl; <dir>/connections counts the TLS connections made, <dir>/closed
+those closed since. Prints
 "READY <p256dh> <auth>" once listening; stops when stdin closes.
 """
 import argparse, asyncio, base64, json, os, random, ssl, sys, time
@@ -83,9 +89,11 @@ class State:
         self.auth_secret = os.urandom(16)
         self.apns_requests = 0
         self.connections = 0
+        self.closed = 0
         os.makedirs(args.dir, exist_ok=True)
 
     def keep(self, name, record):
+        record["http"] = "1.1" if self.args.http1 else "2"
         with open(os.path.join(self.args.dir, name), "a") as f:
             f.write(json.dumps(record) + "\n")
 
@@ -152,19 +160,67 @@ class State:
         return 201, None
 
 
+    def route(self, method, path, headers, body):
+        """The status and JSON body (bytes) of one request."""
+        if method == "POST" and path.startswith("/3/device/"):
+            status, reply = self.apns(path[len("/3/device/"):], headers, body)
+        elif method == "POST" and path.startswith("/push/"):
+            status, reply = self.webpush(path[len("/push/"):], headers, body)
+        else:
+            status, reply = 404, None
+        return status, json.dumps(reply).encode() if reply is not None else b""
+
+    def connected(self):
+        self.connections += 1
+        with open(os.path.join(self.args.dir, "connections"), "w") as f:
+            f.write(str(self.connections))
+
+    def disconnected(self):
+        self.closed += 1
+        with open(os.path.join(self.args.dir, "closed"), "w") as f:
+            f.write(str(self.closed))
+
+
+class H1Server(asyncio.Protocol):
+    """HTTP/1.1 with Content-Length bodies, requests one after another on a connection."""
+    def __init__(self, state):
+        self.state = state
+        self.buffer = bytearray()
+
+    def connection_made(self, transport):
+        self.transport = transport
+        self.state.connected()
+
+    def data_received(self, data):
+        self.buffer.extend(data)
+        while (end := self.buffer.find(b"\r\n\r\n")) >= 0:
+            lines = self.buffer[:end].decode("latin-1").split("\r\n")
+            method, path, _ = lines[0].split(" ", 2)
+            headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+            length = int(headers.get("content-length", "0"))
+            if len(self.buffer) < end + 4 + length:
+                return
+            body = bytes(self.buffer[end + 4:end + 4 + length])
+            del self.buffer[:end + 4 + length]
+            status, data = self.state.route(method, path, headers, body)
+            self.transport.write(f"HTTP/1.1 {status} -\r\ncontent-length: {len(data)}\r\n\r\n".encode() + data)
+
+
 class H2Server(asyncio.Protocol):
     def __init__(self, state):
         self.state = state
         self.conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
         self.streams = {}
+        self.last = None  # the GOAWAY's last stream id, once sent
 
     def connection_made(self, transport):
         self.transport = transport
-        self.state.connections += 1
-        with open(os.path.join(self.state.args.dir, "connections"), "w") as f:
-            f.write(str(self.state.connections))
+        self.state.connected()
         self.conn.initiate_connection()
         self.transport.write(self.conn.data_to_send())
+
+    def connection_lost(self, exc):
+        self.state.disconnected()
 
     def data_received(self, data):
         try:
@@ -173,8 +229,14 @@ class H2Server(asyncio.Protocol):
             self.transport.close()
             return
         for event in events:
+            if self.last is not None and getattr(event, "stream_id", 0) > self.last:
+                continue  # after the GOAWAY's last stream: not taken
             if isinstance(event, h2.events.RequestReceived):
                 self.streams[event.stream_id] = (dict(event.headers), bytearray())
+                # The client's N-th stream (ids 1, 3, 5, …) is the last this connection takes.
+                nth = 2 * self.state.args.goaway_after - 1
+                if self.state.args.goaway_after and self.last is None and event.stream_id >= nth:
+                    self.go_away(nth)
             elif isinstance(event, h2.events.DataReceived):
                 self.streams[event.stream_id][1].extend(event.data)
                 self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
@@ -189,15 +251,10 @@ class H2Server(asyncio.Protocol):
         self.transport.write(self.conn.data_to_send())
 
     def answer(self, stream_id):
+        if stream_id not in self.streams:
+            return
         headers, body = self.streams.pop(stream_id)
-        path, method = headers.get(":path", ""), headers.get(":method")
-        if method == "POST" and path.startswith("/3/device/"):
-            status, reply = self.state.apns(path[len("/3/device/"):], headers, bytes(body))
-        elif method == "POST" and path.startswith("/push/"):
-            status, reply = self.state.webpush(path[len("/push/"):], headers, bytes(body))
-        else:
-            status, reply = 404, None
-        data = json.dumps(reply).encode() if reply is not None else b""
+        status, data = self.state.route(headers.get(":method"), headers.get(":path", ""), headers, bytes(body))
         response = [(":status", str(status)), ("content-length", str(len(data))), ("apns-id", "stand-in")]
         if status == 429:
             response.append(("retry-after", "0"))
@@ -205,6 +262,14 @@ class H2Server(asyncio.Protocol):
         if data:
             self.conn.send_data(stream_id, data, end_stream=True)
         self.transport.write(self.conn.data_to_send())
+
+    def go_away(self, last):
+        """Streams up to `last` are taken and answered; the ones after it are the client's to
+        send again elsewhere. Written by hand: h2's own close_connection() refuses every frame
+        after it, where a server going away gracefully still takes the streams up to `last`."""
+        self.last = last
+        self.transport.write(self.conn.data_to_send())
+        self.transport.write(bytes([0, 0, 8, 7, 0, 0, 0, 0, 0]) + last.to_bytes(4, "big") + bytes(4))
 
 
 async def main():
@@ -221,6 +286,8 @@ async def main():
     parser.add_argument("--bad", default="")
     parser.add_argument("--busy-first", type=int, default=0)
     parser.add_argument("--webpush-gone", default="")
+    parser.add_argument("--goaway-after", type=int, default=0, help="send GOAWAY after answering this many requests on a connection")
+    parser.add_argument("--http1", action="store_true", help="offer and speak only HTTP/1.1")
     parser.add_argument("--jitter", type=float, default=0, help="answer each request after a random wait of up to this many seconds")
     args = parser.parse_args()
     for name in ("gone", "bad", "webpush_gone"):
@@ -228,9 +295,9 @@ async def main():
     state = State(args)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(args.cert, args.key)
-    context.set_alpn_protocols(["h2"])
+    context.set_alpn_protocols(["http/1.1"] if args.http1 else ["h2"])
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: H2Server(state), "127.0.0.1", args.port, ssl=context)
+    server = await loop.create_server(lambda: (H1Server if args.http1 else H2Server)(state), "127.0.0.1", args.port, ssl=context)
     ua_public = state.ua_private.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
     print(f"READY {b64url(ua_public)} {b64url(state.auth_secret)}", flush=True)
     await loop.run_in_executor(None, sys.stdin.read)

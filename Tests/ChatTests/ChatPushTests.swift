@@ -112,6 +112,7 @@ struct ChatPushTests {
         #expect(web[0].vapidKey == vapid, "signed with the key GET /v1/push/vapid-key serves")
         #expect(web[0].topic == first.id)
         #expect(server.connections == 1, "one HTTP/2 connection, reused for every push")
+        #expect(pushes.allSatisfy { $0.http == "2" })
 
         let status = try Self.status(fixture)
         #expect(status.sent == 4 && status.failed == 0 && status.pending == 0)
@@ -189,6 +190,48 @@ struct ChatPushTests {
         #expect(try Self.devices(fixture, ben).map(\.id) == [live.id])
         #expect(status.removed == 3 && status.sent == 1 && status.failed == 0)
         #expect(server.errors.isEmpty, "\(server.errors)")
+    }
+
+    @Test("a Web Push service that speaks only HTTP/1.1 gets its pushes, each decrypted and signed as over HTTP/2")
+    func http1WebPush() throws {
+        var options = PushTestServer.Options()
+        options.http1Only = true
+        let server = try PushTestServer(options)
+        let fixture = try ChatFixture(environment: server.environment)
+        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
+        try fixture.catchUp()
+        _ = try Self.register(fixture, ben, webPush: "ben-browser", at: server)
+        let sent = try (1...3).map { try Self.send(fixture, "message \($0)", from: ana, to: ben.id) }
+        let pushes = server.waitFor(3)
+        #expect(server.errors.isEmpty, "\(server.errors)")
+        #expect(pushes.map(\.body) == sent.map(\.text))
+        #expect(pushes.map(\.badge) == [1, 2, 3])
+        #expect(pushes.allSatisfy { $0.http == "1.1" && $0.title == "Ana" })
+        let status = try Self.drained(fixture)
+        #expect(status.sent == 3 && status.failed == 0 && status.pending == 0)
+    }
+
+    @Test("a push service that goes away (GOAWAY) mid-batch: what it did not take leaves again on a new connection, each push once")
+    func goAway() throws {
+        var options = PushTestServer.Options()
+        options.goAwayAfter = 3
+        let server = try PushTestServer(options)
+        var chatOptions = ChatService.Options()
+        chatOptions.pushRetryDelay = 0.05
+        let fixture = try ChatFixture(environment: server.environment, options: chatOptions)
+        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
+        try fixture.catchUp()
+        for n in 40..<49 { _ = try Self.register(fixture, ben, apns: n) }
+        _ = try Self.send(fixture, "everyone", from: ana, to: ben.id)
+        let status = try Self.drained(fixture)
+        #expect(server.errors.isEmpty, "\(server.errors)")
+        #expect(server.pushes.map(\.address).sorted() == (40..<49).map(Self.apnsToken))
+        #expect(server.connections == 3, "three streams a connection: \(server.connections)")
+        #expect(status.sent == 9 && status.failed == 0 && status.pending == 0)
+        // The server keeps a connection it went away from open: chat closes each once its streams are done.
+        let deadline = Date().addingTimeInterval(5)
+        while server.closedConnections < server.connections && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(server.closedConnections == server.connections, "\(server.closedConnections) of \(server.connections) closed")
     }
 
     @Test("devices: ten per user, the oldest forgotten; a token registered by another user moves; delete; sign-out and account deletion forget them; bad input is refused")
