@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Push
 import ServiceKit
+import Wire
 
 /// The push outbox: rows written in a message's transaction, read and cleared by `PushSender`.
 extension ChatStore {
@@ -68,7 +69,8 @@ extension ChatStore {
                 FROM push_outbox o JOIN device d ON d.id = o.device_id
                 WHERE o.due_at <= ? ORDER BY o.due_at, o.id LIMIT ?
                 """), arguments: [now.timeIntervalSince1970, limit]).compactMap { row in
-                guard let notification = try? JSONDecoder().decode(PushNotification.self, from: Data((row[1] as String).utf8)),
+                // Wire's decoder: Foundation's took a tenth of the push thread's time.
+                guard let notification = try? JSONValueDecoder().decode(PushNotification.self, from: Data((row[1] as String).utf8)),
                       let platform = DevicePlatform(rawValue: row[5]) else { return nil }
                 return QueuedPush(id: row[0], notification: notification, createdAt: Date(timeIntervalSince1970: row[2]),
                                   attempts: row[3], deviceId: row[4], platform: platform, address: row[6], environment: row[7],
@@ -89,8 +91,10 @@ extension ChatStore {
 
     func record(_ outcomes: PushOutcomes) throws {
         try database.pool.write { db in
-            for id in outcomes.finished {
-                try db.cachedStatement(sql: "DELETE FROM push_outbox WHERE id = ?").execute(arguments: [id])
+            // One statement for the pass's finished rows: the writer is what every send waits for.
+            if !outcomes.finished.isEmpty {
+                let ids = "[" + outcomes.finished.map(String.init).joined(separator: ",") + "]"
+                try db.cachedStatement(sql: "DELETE FROM push_outbox WHERE id IN (SELECT value FROM json_each(?))").execute(arguments: [ids])
             }
             for retry in outcomes.retries {
                 try db.cachedStatement(sql: "UPDATE push_outbox SET due_at = ?, attempts = attempts + 1, last_error = ? WHERE id = ?")
