@@ -18,7 +18,9 @@ import Synchronization
 /// The connection is made on the first request and made again on the first request after
 /// it closed or the server said it is going away (GOAWAY). A request fails (and the push
 /// is tried again later) when its connection closes before its answer, the server resets
-/// its stream, or no answer comes within `timeout`.
+/// its stream, or no answer comes within `timeout`. A connection idle for `idleTimeout`
+/// closes (APNs asks providers to keep theirs open across pushes, so the default is long).
+
 final class HTTP2Origin: Sendable {
     struct Request {
         var path: String
@@ -39,6 +41,7 @@ final class HTTP2Origin: Sendable {
     private let authority: String
     private let tls: NIOSSLContext
     private let timeout: TimeAmount
+    private let idleTimeout: TimeAmount
     let eventLoop: any EventLoop
     /// Requests handed over from any thread, and whether a turn of the loop is already due to write them.
     private let handedOver = Mutex<(requests: [Request], scheduled: Bool)>(([], false))
@@ -50,12 +53,13 @@ final class HTTP2Origin: Sendable {
     /// Whether the server speaks HTTP/2, as far as is known (yes, until a handshake says otherwise).
     var speaksHTTP2: Bool { !alpn.refusedHTTP2.withLock { $0 } }
 
-    init(host: String, port: Int, tls: NIOSSLContext, timeout: TimeAmount, eventLoop: any EventLoop) {
+    init(host: String, port: Int, tls: NIOSSLContext, timeout: TimeAmount, idleTimeout: TimeAmount, eventLoop: any EventLoop) {
         self.host = host
         self.port = port
         self.authority = port == 443 ? host : "\(host):\(port)"
         self.tls = tls
         self.timeout = timeout
+        self.idleTimeout = idleTimeout
         self.eventLoop = eventLoop
         self.alpn = ALPNVerdict()
         self.current = .makeEmptyBox(valueType: Connection.self, eventLoop: eventLoop)
@@ -100,7 +104,7 @@ final class HTTP2Origin: Sendable {
         if let usable = current.value, usable.isUsable {
             connection = usable
         } else {
-            connection = Connection(authority: authority, alpn: alpn)
+            connection = Connection(authority: authority, alpn: alpn, idleTimeout: idleTimeout)
             current.value = connection
             connect(connection)
         }
@@ -141,10 +145,14 @@ extension HTTP2Origin {
         private var channel: (any Channel)?
         private(set) var isUsable = true
         private var sweep: Scheduled<Void>?
+        private let idleTimeout: TimeAmount
+        /// When a sweep last found a stream open.
+        private var lastBusy = NIODeadline.now()
 
-        init(authority: String, alpn: ALPNVerdict) {
+        init(authority: String, alpn: ALPNVerdict, idleTimeout: TimeAmount) {
             self.authority = authority
             self.alpn = alpn
+            self.idleTimeout = idleTimeout
         }
 
         func start(_ requests: [Request]) {
@@ -171,11 +179,19 @@ extension HTTP2Origin {
             streams.start(requests, on: channel)
         }
 
-        /// Answers overdue are looked for once a second, not with a timer per request.
+        /// Answers overdue, and the connection's idleness, are looked at once a second, not
+        /// with a timer per request.
         private func scheduleSweep() {
             guard let channel, let streams, isUsable || streams.hasInFlight else { return }
             sweep = channel.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) {
-                streams.failOverdue(now: .now(), on: channel)
+                let now = NIODeadline.now()
+                streams.failOverdue(now: now, on: channel)
+                if streams.hasInFlight {
+                    self.lastBusy = now
+                } else if now - self.lastBusy >= self.idleTimeout {
+                    self.retire()
+                    return
+                }
                 self.scheduleSweep()
             }
         }

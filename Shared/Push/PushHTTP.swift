@@ -6,10 +6,10 @@ import NIOPosix
 import NIOSSL
 import Synchronization
 
-/// The one HTTP client every push leaves through. APNs gets one HTTP/2 connection per
-/// environment, reused, as Apple asks, written frame by frame (`HTTP2Origin`); Web Push
-/// services go through AsyncHTTPClient, which negotiates HTTP/2 by ALPN where the
-/// service offers it and keeps one connection per host.
+/// The one HTTP client every push leaves through: one HTTP/2 connection per push
+/// service origin (APNs' environments, each Web Push service), reused, as Apple asks,
+/// written frame by frame (`HTTP2Origin`); a Web Push service that offers only
+/// HTTP/1.1 (by ALPN) through AsyncHTTPClient.
 ///
 /// Clients are made on the first push and shut down by `shutdown()`: a service that
 /// never pushes (a test's, the fuzzer's) holds none, since AsyncHTTPClient traps in
@@ -27,10 +27,12 @@ public final class PushHTTP: Sendable {
     private let origins = Mutex<(tls: NIOSSLContext?, byAuthority: [String: HTTP2Origin])>((nil, [:]))
     /// How long one push's request may take, connection included.
     let timeout: TimeAmount
+    /// How long an HTTP/2 connection stays open with no push on it.
+    let idleTimeout: TimeAmount
 
     /// - Parameter caFile: a PEM file of certificates trusted besides the system's (a
     ///   test's stand-in, a proxy's own CA).
-    public init(caFile: String? = nil, timeout: TimeAmount = .seconds(30)) {
+    public init(caFile: String? = nil, timeout: TimeAmount = .seconds(30), idleTimeout: TimeAmount = .minutes(5)) {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile { tls.additionalTrustRoots = [.file(caFile)] }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
@@ -39,6 +41,7 @@ public final class PushHTTP: Sendable {
         configuration.redirectConfiguration = .disallow
         self.configuration = configuration
         self.timeout = timeout
+        self.idleTimeout = idleTimeout
     }
 
     /// Closes the connections, blocking until they are closed (not on an event loop, and
@@ -88,15 +91,15 @@ public final class PushHTTP: Sendable {
     /// Over the origin's HTTP/2 connection, unless the service said (by ALPN) that it
     /// speaks only HTTP/1.1: then, from that request on, through AsyncHTTPClient.
     func post(_ url: String, headers: [(String, String)], body: Data) -> EventLoopFuture<Answer> {
-        let origin: HTTP2Origin
+        let origin: HTTP2Origin, path: String
         do {
             guard let https = try self.origin(of: url) else { return postHTTP1(url, headers: headers, body: body) }
-            origin = https
+            (origin, path) = https
         } catch {
             return MultiThreadedEventLoopGroup.singleton.next().makeFailedFuture(error)
         }
         guard origin.speaksHTTP2 else { return postHTTP1(url, headers: headers, body: body) }
-        return origin.post(Self.path(of: url), headers: headers, body: ByteBuffer(bytes: body)).flatMapError { error in
+        return origin.post(path, headers: headers, body: ByteBuffer(bytes: body)).flatMapError { error in
             guard let failure = error as? HTTP2Origin.Failure, failure.notHTTP2 else { return origin.eventLoop.makeFailedFuture(error) }
             return self.postHTTP1(url, headers: headers, body: body)
         }
@@ -117,21 +120,17 @@ public final class PushHTTP: Sendable {
 }
 
 extension PushHTTP {
-    /// The path and query of an absolute URL, `/` when it has none.
-    static func path(of url: String) -> String {
-        guard let scheme = url.range(of: "://") else { return "/" }
-        let rest = url[scheme.upperBound...]
-        return rest.firstIndex(of: "/").map { String(rest[$0...]) } ?? "/"
-    }
-
-    /// The origin of an `https` URL (nil for any other: AsyncHTTPClient says what is wrong with it).
-    private func origin(of url: String) throws -> HTTP2Origin? {
+    /// The origin of an `https` URL and the request's path (with its query), nil for any
+    /// other URL (AsyncHTTPClient says what is wrong with it).
+    private func origin(of url: String) throws -> (HTTP2Origin, path: String)? {
         guard let parts = URLComponents(string: url), parts.scheme == "https", let host = parts.host, !host.isEmpty else {
             return nil
         }
         let port = parts.port ?? 443
         let authority = "\(host):\(port)"
-        return try origins.withLock { origins in
+        let path = (parts.percentEncodedPath.isEmpty ? "/" : parts.percentEncodedPath)
+            + (parts.percentEncodedQuery.map { "?" + $0 } ?? "")
+        let origin = try origins.withLock { origins in
             if let origin = origins.byAuthority[authority] { return origin }
             if case .shutDown = state.withLock({ $0 }) { throw ShutDown() }
             let tls = try origins.tls ?? {
@@ -140,11 +139,12 @@ extension PushHTTP {
                 return try NIOSSLContext(configuration: tls)
             }()
             let origin = HTTP2Origin(host: host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: port, tls: tls,
-                                     timeout: timeout, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+                                     timeout: timeout, idleTimeout: idleTimeout, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
             origins.tls = tls
             origins.byAuthority[authority] = origin
             return origin
         }
+        return (origin, path)
     }
 }
 

@@ -234,6 +234,25 @@ struct ChatPushTests {
         #expect(server.closedConnections == server.connections, "\(server.closedConnections) of \(server.connections) closed")
     }
 
+    @Test("an HTTP/2 connection left without pushes for its idle time closes; the next push opens another")
+    func idleConnectionCloses() throws {
+        let server = try PushTestServer()
+        let http = PushHTTP(caFile: server.certificate.path, idleTimeout: .seconds(1))
+        defer { http.shutdown() }
+        func post() throws -> Int {
+            try http.post("\(server.url)/3/device/\(Self.apnsToken(60))?probe=1", headers: [("apns-topic", "org.example")], body: Data("{}".utf8))
+                .wait().status
+        }
+        #expect(try post() == 403, "no provider token")
+        #expect(try post() == 403)
+        #expect(server.connections == 1 && server.closedConnections == 0)
+        let deadline = Date().addingTimeInterval(5)
+        while server.closedConnections < 1 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(server.closedConnections == 1, "closed after a second or two without a push")
+        #expect(try post() == 403)
+        #expect(server.connections == 2)
+    }
+
     @Test("devices: ten per user, the oldest forgotten; a token registered by another user moves; delete; sign-out and account deletion forget them; bad input is refused")
     func devices() throws {
         let server = try PushTestServer()
