@@ -289,7 +289,7 @@ extension HTTP2Origin {
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let frame = unwrapInboundIn(data)
-            let id = Int32(Int(frame.streamID))
+            let id = Int32(frame.streamID)
             switch frame.payload {
             case .headers(let headers):
                 guard var stream = inFlight[id] else { return }
@@ -312,7 +312,7 @@ extension HTTP2Origin {
             case .goAway(let last, _, _):
                 // Streams after `last` were not taken: they fail (and are tried again); no new ones here.
                 connection.retire()
-                for stream in inFlight.keys where stream > Int32(Int(last)) {
+                for stream in inFlight.keys where stream > Int32(last) {
                     finish(stream, failure: "the server went away before taking the request")
                 }
             default:
@@ -328,7 +328,7 @@ extension HTTP2Origin {
             }
             if let closed = event as? StreamClosedEvent {
                 // Normally the answer's last frame finished the stream already.
-                let id = Int32(Int(closed.streamID))
+                let id = Int32(closed.streamID)
                 finish(id, failure: closed.reason.map { "the server reset the stream (\($0))" })
             }
             context.fireUserInboundEventTriggered(event)
@@ -336,7 +336,7 @@ extension HTTP2Origin {
 
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
             if let streamError = error as? NIOHTTP2Errors.StreamError {
-                finish(Int32(Int(streamError.streamID)), failure: "\(streamError.baseError)")
+                finish(Int32(streamError.streamID), failure: "\(streamError.baseError)")
                 return
             }
             connection.close(because: "the connection to \(authority) failed: \(error)")
