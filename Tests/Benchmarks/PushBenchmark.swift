@@ -169,7 +169,7 @@ struct PushBenchmark {
         max \(format(latencies.last ?? .nan, 2)) ms.
 
         **Send rate with pushes.** `chat.send` from 4 closed-loop clients, \(format(seconds)) s per run, alternating: each
-        message to one of 1,000 recipients with one device each (a push queued in the send's transaction and delivered
+        message to one of 1,000 recipients with one device each (the message marked for a push in the send's transaction, the push delivered
         beside the sends) or to one of 1,000 with none, each client going round its quarter of them.
 
         | round | what | req/s | p50 ms | p99 ms | errors | pushes waiting at the end |

@@ -128,11 +128,10 @@ struct ChatPushTests {
         try fixture.catchUp()
         _ = try Self.register(fixture, ben, apns: 30)
         _ = try Self.register(fixture, ben, apns: 31)
-        // Queued in one transaction: one batch of the sender holds them all.
+        // Committed in one transaction: one pass of the sender takes them all.
         try fixture.chat.store.database.pool.write { db in
             for n in 1...12 {
-                let message = ChatMessage(id: "m\(n)", conversationId: "c1", seq: Int64(n), senderId: ana.id, text: "\(n)", sentAt: Date())
-                try fixture.chat.store.enqueuePushes(of: message, to: ben.id, at: Date(), in: db)
+                _ = try fixture.chat.store.send("\(n)", from: ana.id, to: .user(ben.id), id: "m\(n)", at: Date(), in: db)
             }
         }
         fixture.chat.pushSender.wake()
@@ -170,6 +169,40 @@ struct ChatPushTests {
         try Self.expectError(.permissionDenied) {
             _ = try fixture.client.call(ChatAPI.mute, MuteRequest(conversationId: first.conversationId, muted: true), token: carl.token)
         }
+    }
+
+    @Test("a send marks in its message what its pushes need: the unread total, or nothing for a recipient without a device or in a muted conversation; a mute or a block made before the push leaves holds")
+    func sendMarksItsPushes() throws {
+        let server = try PushTestServer()
+        let fixture = try ChatFixture(environment: server.environment)
+        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
+        try fixture.catchUp()
+        let store = fixture.chat.store
+        func send(_ text: String) throws -> ChatStore.Sent {
+            try store.database.pool.write { db in
+                try store.send(text, from: ana.id, to: .user(ben.id), id: Identifier.sortable(), at: Date(), in: db)
+            }
+        }
+        #expect(try !send("no device yet").pushes, "nothing to push: the sender is not woken")
+        _ = try Self.register(fixture, ben, apns: 70)
+        let second = try send("a device now")
+        #expect(second.pushes)
+        _ = try fixture.client.call(ChatAPI.mute, MuteRequest(conversationId: second.message.conversationId, muted: true), token: ben.token)
+        #expect(try !send("muted").pushes)
+        let badges = try store.database.pool.read { db in try Int?.fetchAll(db, sql: "SELECT badge FROM message ORDER BY seq") }
+        #expect(badges == [nil, 2, nil])
+
+        // Sent through the store, nothing woke the sender: "a device now" waits, and the
+        // conversation was muted since. Then a block made after a send, before its push.
+        _ = try Self.drained(fixture)
+        _ = try fixture.client.call(ChatAPI.mute, MuteRequest(conversationId: second.message.conversationId, muted: false), token: ben.token)
+        #expect(try send("blocked before it left").pushes)
+        _ = try fixture.client.call(ChatAPI.block, BlockRequest(userId: ana.id), token: ben.token)
+        _ = try Self.drained(fixture)
+        _ = try fixture.client.call(ChatAPI.unblock, BlockRequest(userId: ana.id), token: ben.token)
+        _ = try Self.send(fixture, "after the block", from: ana, to: ben.id)
+        #expect(server.waitFor(1).map(\.body) == ["after the block"])
+        #expect(try Self.drained(fixture).pending == 0)
     }
 
     @Test("410 Unregistered and BadDeviceToken forget the device, Web Push 410 the subscription; 429 is tried again")

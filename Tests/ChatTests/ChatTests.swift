@@ -251,4 +251,29 @@ struct ChatTests {
         try migrator.migrate(queue)
         #expect(try queue.read { db in try String.fetchAll(db, sql: "SELECT user_id FROM deleted_user") } == ["gone"])
     }
+
+    @Test("a file from before messages were their own push outbox: its messages are not pushed again, its queued pushes stay queued")
+    func pushCursorCarriedOver() throws {
+        let queue = try DatabaseQueue()
+        var migrator = DatabaseMigrator()
+        ChatSchema.register(in: &migrator)
+        try migrator.migrate(queue, upTo: "chat-3")
+        try queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO conversation (id, user_a, user_b, last_seq, activity) VALUES ('c1', 'a', 'b', 1, 7);
+                INSERT INTO message (conversation_id, seq, id, sender_id, text, sent_at) VALUES ('c1', 1, 'm1', 'a', 'hi', 0);
+                INSERT INTO device (id, user_id, session_id, platform, address, registered_at) VALUES ('d1', 'b', 's', 'apns', 'ab', 0);
+                INSERT INTO push_outbox (device_id, sender_id, conversation_id, notification, created_at, due_at)
+                VALUES ('d1', 'a', 'c1', '{"title":"A","body":"hi"}', 0, 0);
+                """)
+        }
+        try migrator.migrate(queue)
+        let (cursor, waiting, unmarked) = try queue.read { db in
+            (try Int64.fetchOne(db, sql: "SELECT activity FROM push_cursor"), try Int.fetchOne(db, sql: "SELECT count(*) FROM push_outbox"),
+             try Bool.fetchOne(db, sql: "SELECT activity IS NULL AND badge IS NULL FROM message"))
+        }
+        #expect(cursor == 7, "the messages there were count as pushed")
+        #expect(waiting == 1, "a push waiting stays, to be tried as a retry")
+        #expect(unmarked == true)
+    }
 }

@@ -12,6 +12,8 @@ struct ChatHandlers: Sendable {
     let vapidPublicKey: String
     /// Which of these sessions ended, as auth says (`auth.sessions.ended`).
     let endedSessions: @Sendable ([String]) throws -> [String]
+    /// Wakes the push sender: a message to be pushed was committed.
+    let wakePushes: @Sendable () -> Void
     /// A conversations page's cursor: the activity of the last one shown.
     private static let cursor = SeqCursor(tag: "c")
 
@@ -36,6 +38,7 @@ struct ChatHandlers: Sendable {
                 for member in sent.members {
                     events.publish(topic: ChatAPI.messageTopic(userId: member), sent.message)
                 }
+                if sent.pushes { wakePushes() }
             }
             return MessageReply(message: sent.message)
         }

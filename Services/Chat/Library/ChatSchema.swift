@@ -108,5 +108,21 @@ enum ChatSchema {
                 );
                 """)
         }
+        // A message is its own push outbox entry: its place among all messages (the
+        // activity its conversation took) and the badge its pushes carry (NULL: none);
+        // push_cursor is the activity up to which every message has had its first try,
+        // and push_outbox keeps only the pushes to be tried again (rows queued before
+        // this stay valid there). Messages from before have no activity: never pushed.
+        migrator.registerMigration("chat-4") { db in
+            try db.execute(sql: """
+                ALTER TABLE message ADD COLUMN activity INTEGER;
+                ALTER TABLE message ADD COLUMN badge INTEGER;
+                CREATE TABLE push_cursor (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    activity INTEGER NOT NULL
+                );
+                INSERT INTO push_cursor (id, activity) SELECT 1, coalesce(max(activity), 0) FROM conversation;
+                """)
+        }
     }
 }

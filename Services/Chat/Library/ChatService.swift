@@ -36,12 +36,12 @@ public final class ChatService: AssembledService {
             P256.Signing.PrivateKey().rawRepresentation
         }), subject: push.vapidSubject)
         let endedSessions = Self.endedSessions(settings: settings)
-        var router = Router(service: ChatAPI.service)
-        ChatHandlers(store: store, events: events, pushSettings: push, vapidPublicKey: vapid.publicKey,
-                     endedSessions: endedSessions).register(into: &router)
-        base.requireConfirmedEmail(for: [ChatAPI.send.name], in: &router)
         let sender = PushSender(store: store, settings: push, vapid: vapid, retryDelay: options.pushRetryDelay,
                                 endedSessions: endedSessions, logger: logger)
+        var router = Router(service: ChatAPI.service)
+        ChatHandlers(store: store, events: events, pushSettings: push, vapidPublicKey: vapid.publicKey,
+                     endedSessions: endedSessions, wakePushes: { [weak sender] in sender?.wake() }).register(into: &router)
+        base.requireConfirmedEmail(for: [ChatAPI.send.name], in: &router)
         self.store = store
         self.pushSender = sender
         assembly = try ServiceAssembly(base, service: ChatAPI.service, router: router, followers: [userFollower],

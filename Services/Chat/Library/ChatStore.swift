@@ -45,10 +45,11 @@ struct ChatStore: Sendable {
         case conversation(String)
     }
 
-    /// A sent message and who gets it.
+    /// A sent message, who gets it, and whether it is to be pushed.
     struct Sent {
         var message: ChatMessage
         var members: [String]
+        var pushes: Bool
     }
 
     func send(_ text: String, from sender: String, to recipient: Recipient, id: String, at instant: Date,
@@ -61,18 +62,28 @@ struct ChatStore: Sendable {
         // The next seq of the conversation and the next activity of all, in one step.
         let next = try db.cachedStatement(sql: """
             UPDATE conversation SET last_seq = last_seq + 1, activity = (SELECT max(activity) FROM conversation) + 1
-            WHERE id = ? RETURNING last_seq
+            WHERE id = ? RETURNING last_seq, activity
             """)
-        let seq = try Int64.fetchOne(next, arguments: [conversation]) ?? 1
-        let insert = try db.cachedStatement(sql: """
-            INSERT INTO message (conversation_id, seq, id, sender_id, text, sent_at) VALUES (?, ?, ?, ?, ?, ?)
-            """)
-        try insert.execute(arguments: [conversation, seq, id, sender, text, instant.timeIntervalSince1970])
+        let position = try Row.fetchOne(next, arguments: [conversation])
+        let seq: Int64 = position?[0] ?? 1, activity: Int64 = position?[1] ?? 1
         try db.cachedStatement(sql: "UPDATE member SET unread = unread + 1 WHERE conversation_id = ? AND user_id = ?")
             .execute(arguments: [conversation, peer])
+        // The message is its own push outbox entry (ChatStore+Push.swift): its activity
+        // orders it among all messages, its badge (NULL: nothing to push) is the recipient's
+        // unread total with this message.
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO message (conversation_id, seq, id, sender_id, text, sent_at, activity, badge)
+            VALUES (:conversation, :seq, :id, :sender, :text, :at, :activity, \(Self.pushBadgeSQL))
+            RETURNING badge
+            """)
+        // The badge itself, tested here: SQLite 3.40's `RETURNING badge IS NOT NULL` answers 1 for a NULL badge.
+        let badge = try Row.fetchOne(insert, arguments: [
+            "conversation": conversation, "seq": seq, "id": id, "sender": sender, "text": text, "at": instant.timeIntervalSince1970,
+            "activity": activity, "recipient": peer,
+        ])
+        let pushes = (badge?[0] as Int?) != nil
         let message = ChatMessage(id: id, conversationId: conversation, seq: seq, senderId: sender, text: text, sentAt: instant)
-        try enqueuePushes(of: message, to: peer, at: instant, in: db)
-        return Sent(message: message, members: [sender, peer])
+        return Sent(message: message, members: [sender, peer], pushes: pushes)
     }
 
     /// The conversation (nil when the pair has none yet) and the other member, who

@@ -208,7 +208,8 @@ public struct VAPIDKeyReply: Codable, Sendable, Equatable {
 
 /// The pushes a service sends (chat's), in its `health`.
 public struct PushQueueStatus: Codable, Sendable, Equatable {
-    /// Pushes not delivered yet (waiting for their first try or a retry).
+    /// Pushes waiting for a retry, and messages whose pushes wait for their first try
+    /// (one each, whatever the recipient's devices).
     public var pending: Int
     /// Seconds the oldest of them has waited; nil when none waits.
     public var oldestPendingSeconds: Double?

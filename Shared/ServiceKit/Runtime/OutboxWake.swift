@@ -1,8 +1,10 @@
 import Foundation
 import GRDB
 
-/// What the senders of a service's outboxes (auth's mail, chat's pushes) share: being
-/// woken by the commit that queued work, and the wait before a retry.
+/// What the senders of a service's outboxes share: being woken by the commit that queued
+/// work (auth's mail), and the wait before a retry (auth's mail, chat's pushes). Chat's
+/// pushes wake their sender from the send's handler instead: their outbox is the
+/// message, and SQLite tells no observer of a WITHOUT ROWID table's rows.
 public enum OutboxWake {
     /// Calls `wake` after each commit that inserted into one of `tables`, so queued
     /// work leaves within moments of the request that queued it.

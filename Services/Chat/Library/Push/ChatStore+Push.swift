@@ -5,14 +5,27 @@ import Push
 import ServiceKit
 import Wire
 
-/// The push outbox: rows written in a message's transaction, read and cleared by `PushSender`.
+/// Chat's pushes: a message is its own outbox entry, and `push_outbox` holds the pushes
+/// to be tried again. A message that is to be pushed carries the recipient's unread
+/// total as it was committed (`message.badge`, NULL when there is nothing to push) and
+/// its place in the order of all messages (`message.activity`, the value its
+/// conversation's `activity` took); `push_cursor` is the activity up to which every
+/// message has had its first try. The send's transaction thus writes no row but the
+/// message, however many devices the recipient has (the sends wait on SQLite's one
+/// writer), and nothing is deleted after delivery. `PushSender` finds new messages
+/// through the conversations' activity index and records a pass's outcome with the
+/// cursor in one transaction, so a crash loses no push and one delivered but not
+/// recorded leaves again (once more, with the message's id as its collapse id).
 extension ChatStore {
-    /// One push waiting, with the device it goes to.
+    /// One push waiting, with the device it goes to. `id` is its `push_outbox` row; nil
+    /// for a first try (it has no row: its message is its entry).
     struct QueuedPush: Sendable {
-        var id: Int64
+        var id: Int64?
         var notification: PushNotification
         var createdAt: Date
         var attempts: Int
+        var senderId: String
+        var conversationId: String
         var deviceId: String
         var platform: DevicePlatform
         var address: String
@@ -24,35 +37,28 @@ extension ChatStore {
         var session: String
     }
 
-    /// Queues the push of a new message to each of the recipient's devices, unless the
-    /// recipient muted the conversation. The alert's title is the sender's name (empty
-    /// when auth's feed gave none: the sender words it in the device's language); the
-    /// badge is everything the recipient has unread.
-    ///
-    /// One statement, on the send's transaction (which every send waits for): the
-    /// notification is `PushNotification`'s JSON as SQLite's `json_object` writes it,
-    /// with the name and the unread total read where they are, and a recipient without
-    /// devices costs one look-up in the device index.
-    func enqueuePushes(of message: ChatMessage, to recipient: String, at instant: Date, in db: Database) throws {
-        try db.cachedStatement(sql: """
-            INSERT INTO push_outbox (device_id, sender_id, conversation_id, notification, created_at, due_at)
-            SELECT device.id, :sender, :conversation,
-                   json_object('title', coalesce((SELECT display_name FROM chat_user WHERE user_id = :sender), ''),
-                               'body', :body,
-                               'badge', (SELECT coalesce(sum(unread), 0) FROM member WHERE user_id = :recipient),
-                               'threadId', :conversation, 'collapseId', :message,
-                               'data', json_object('conversationId', :conversation, 'messageId', :message, 'senderId', :sender)),
-                   :at, :at
-            FROM device
-            WHERE device.user_id = :recipient
-              AND NOT EXISTS (SELECT 1 FROM member WHERE user_id = :recipient AND conversation_id = :conversation AND muted = 1)
-            """).execute(arguments: [
-                "sender": message.senderId, "conversation": message.conversationId, "message": message.id, "recipient": recipient,
-                "body": PushNotification.excerpt(message.text, limit: DeviceRules.excerpt), "at": instant.timeIntervalSince1970,
-            ])
+    /// What a pass takes: every first try since the cursor (their messages ordered as
+    /// they were committed), the retries that are due (at most `retryLimit`), and the
+    /// cursor to record once they are done.
+    struct PushBatch: Sendable {
+        var pushes: [QueuedPush] = []
+        /// The newest activity this batch covers; nil when no message came since the cursor.
+        var cursor: Int64?
+        /// Whether more retries are due than were taken.
+        var moreRetries = false
     }
 
-    /// Drops the pushes still waiting from `sender` to `recipient`'s devices (a block).
+    /// The badge a message sent now to `recipient` carries, as SQL for the message's
+    /// insert: the recipient's unread total, or NULL (no push) when they have no device
+    /// or muted the conversation. One look-up in the device index for most recipients.
+    static let pushBadgeSQL = """
+        CASE WHEN EXISTS (SELECT 1 FROM device WHERE user_id = :recipient)
+              AND NOT EXISTS (SELECT 1 FROM member WHERE user_id = :recipient AND conversation_id = :conversation AND muted = 1)
+        THEN (SELECT coalesce(sum(unread), 0) FROM member WHERE user_id = :recipient) END
+        """
+
+    /// Drops the pushes from `sender` to `recipient`'s devices waiting for a retry (a
+    /// block; the first tries of messages not yet pushed look for blocks themselves).
     func dropPushes(from sender: String, to recipient: String, in db: Database) throws {
         try db.cachedStatement(sql: """
             DELETE FROM push_outbox WHERE sender_id = ? AND device_id IN (SELECT id FROM device WHERE user_id = ?)
@@ -61,44 +67,141 @@ extension ChatStore {
 
     // MARK: The sender's side
 
-    func duePushes(now: Date, limit: Int) throws -> [QueuedPush] {
+    func pendingPushes(now: Date, retryLimit: Int) throws -> PushBatch {
         try database.pool.read { db in
-            try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT o.id, o.notification, o.created_at, o.attempts, d.id, d.platform, d.address, d.environment, d.topic,
-                       d.p256dh, d.auth_secret, d.lang, d.session_id
-                FROM push_outbox o JOIN device d ON d.id = o.device_id
-                WHERE o.due_at <= ? ORDER BY o.due_at, o.id LIMIT ?
-                """), arguments: [now.timeIntervalSince1970, limit]).compactMap { row in
-                // Wire's decoder: Foundation's took a tenth of the push thread's time.
-                guard let notification = try? JSONValueDecoder().decode(PushNotification.self, from: Data((row[1] as String).utf8)),
-                      let platform = DevicePlatform(rawValue: row[5]) else { return nil }
-                return QueuedPush(id: row[0], notification: notification, createdAt: Date(timeIntervalSince1970: row[2]),
-                                  attempts: row[3], deviceId: row[4], platform: platform, address: row[6], environment: row[7],
-                                  topic: row[8], p256dh: row[9], authSecret: row[10], lang: row[11], session: row[12])
+            var batch = PushBatch()
+            let retries = try dueRetries(now: now, limit: retryLimit, in: db)
+            batch.moreRetries = retries.count == retryLimit
+            batch.pushes = retries
+            let cursor = try pushCursor(in: db)
+            // Everything committed before this read is covered, pushed or not.
+            let newest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(activity) FROM conversation")) ?? 0
+            batch.cursor = newest > cursor ? newest : nil
+            var names: [String: String] = [:]
+            for message in try messagesToPush(after: cursor, in: db) {
+                let title = try names[message.senderId] ?? {
+                    let name = try String.fetchOne(db.cachedStatement(sql: "SELECT display_name FROM chat_user WHERE user_id = ?"),
+                                                   arguments: [message.senderId]) ?? ""
+                    names[message.senderId] = name
+                    return name
+                }()
+                let notification = PushNotification(
+                    title: title, body: PushNotification.excerpt(message.text, limit: DeviceRules.excerpt), badge: message.badge,
+                    threadId: message.conversationId, collapseId: message.id,
+                    data: ["conversationId": message.conversationId, "messageId": message.id, "senderId": message.senderId])
+                // The recipient's devices now, unless they blocked the sender or muted the conversation since.
+                let devices = try Row.fetchAll(db.cachedStatement(sql: """
+                    SELECT id, platform, address, environment, topic, p256dh, auth_secret, lang, session_id FROM device
+                    WHERE user_id = :recipient
+                      AND NOT EXISTS (SELECT 1 FROM block WHERE blocker_id = :recipient AND blocked_id = :sender)
+                      AND NOT EXISTS (SELECT 1 FROM member WHERE user_id = :recipient AND conversation_id = :conversation AND muted = 1)
+                    ORDER BY registered_at, id
+                    """), arguments: ["recipient": message.recipientId, "sender": message.senderId, "conversation": message.conversationId])
+                for row in devices {
+                    guard let platform = DevicePlatform(rawValue: row[1]) else { continue }
+                    batch.pushes.append(QueuedPush(
+                        id: nil, notification: notification, createdAt: message.sentAt, attempts: 0, senderId: message.senderId,
+                        conversationId: message.conversationId, deviceId: row[0], platform: platform, address: row[2],
+                        environment: row[3], topic: row[4], p256dh: row[5], authSecret: row[6], lang: row[7], session: row[8]))
+                }
+            }
+            return batch
+        }
+    }
+
+    private func dueRetries(now: Date, limit: Int, in db: Database) throws -> [QueuedPush] {
+        try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT o.id, o.notification, o.created_at, o.attempts, o.sender_id, o.conversation_id,
+                   d.id, d.platform, d.address, d.environment, d.topic, d.p256dh, d.auth_secret, d.lang, d.session_id
+            FROM push_outbox o JOIN device d ON d.id = o.device_id
+            WHERE o.due_at <= ? ORDER BY o.due_at, o.id LIMIT ?
+            """), arguments: [now.timeIntervalSince1970, limit]).compactMap { row in
+            guard let notification = try? JSONValueDecoder().decode(PushNotification.self, from: Data((row[1] as String).utf8)),
+                  let platform = DevicePlatform(rawValue: row[7]) else { return nil }
+            return QueuedPush(id: row[0], notification: notification, createdAt: Date(timeIntervalSince1970: row[2]),
+                              attempts: row[3], senderId: row[4], conversationId: row[5], deviceId: row[6], platform: platform,
+                              address: row[8], environment: row[9], topic: row[10], p256dh: row[11], authSecret: row[12],
+                              lang: row[13], session: row[14])
+        }
+    }
+
+    /// A message committed after the push cursor, with something to push.
+    struct MessageToPush {
+        var id: String
+        var conversationId: String
+        var senderId: String
+        var recipientId: String
+        var text: String
+        var sentAt: Date
+        var activity: Int64
+        var badge: Int
+    }
+
+    /// The messages committed after `cursor` that have something to push, in the order
+    /// they were committed: the conversations whose activity passed it (their index), and
+    /// in each the messages from its newest back to the first at or before the cursor
+    /// (those with nothing to push are stepped over, not read).
+    func messagesToPush(after cursor: Int64, in db: Database) throws -> [MessageToPush] {
+        let conversations = try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT id, user_a, user_b FROM conversation WHERE activity > ? ORDER BY activity
+            """), arguments: [cursor])
+        var messages: [MessageToPush] = []
+        let newest = try db.cachedStatement(sql: """
+            SELECT activity, badge, id, sender_id, text, sent_at FROM message WHERE conversation_id = ? ORDER BY seq DESC
+            """)
+        for conversation in conversations {
+            let id: String = conversation[0], userA: String = conversation[1], userB: String = conversation[2]
+            let rows = try Row.fetchCursor(newest, arguments: [id])
+            while let row = try rows.next() {
+                // Messages from before pushes were kept this way have no activity: none of them is new.
+                guard let activity = row[0] as Int64?, activity > cursor else { break }
+                guard let badge = row[1] as Int? else { continue }
+                let sender: String = row[3]
+                messages.append(MessageToPush(id: row[2], conversationId: id, senderId: sender, recipientId: sender == userA ? userB : userA,
+                                              text: row[4], sentAt: Date(timeIntervalSince1970: row[5]), activity: activity, badge: badge))
             }
         }
+        return messages.sorted { $0.activity < $1.activity }
+    }
+
+    private func pushCursor(in db: Database) throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT activity FROM push_cursor WHERE id = 1")) ?? 0
     }
 
     /// What a pass of the sender learned, written in one transaction.
     struct PushOutcomes {
-        /// Delivered, or given up: their rows go.
+        /// Retries delivered, or given up: their rows go.
         var finished: [Int64] = []
-        /// Pushes to try again, when, and why.
-        var retries: [(id: Int64, at: Date, error: String)] = []
+        /// Pushes to try again, when, and why (a first try gets a row).
+        var retries: [(push: QueuedPush, at: Date, error: String)] = []
         /// Devices their push service no longer knows: they go with their pushes.
         var goneDevices: [String] = []
+        /// Every message up to this activity has had its first try.
+        var cursor: Int64?
     }
 
     func record(_ outcomes: PushOutcomes) throws {
         try database.pool.write { db in
-            // One statement for the pass's finished rows: the writer is what every send waits for.
+            if let cursor = outcomes.cursor {
+                try db.cachedStatement(sql: "UPDATE push_cursor SET activity = max(activity, ?) WHERE id = 1").execute(arguments: [cursor])
+            }
+            // One statement for the pass's finished retries: the writer is what every send waits for.
             if !outcomes.finished.isEmpty {
                 let ids = "[" + outcomes.finished.map(String.init).joined(separator: ",") + "]"
                 try db.cachedStatement(sql: "DELETE FROM push_outbox WHERE id IN (SELECT value FROM json_each(?))").execute(arguments: [ids])
             }
             for retry in outcomes.retries {
-                try db.cachedStatement(sql: "UPDATE push_outbox SET due_at = ?, attempts = attempts + 1, last_error = ? WHERE id = ?")
-                    .execute(arguments: [retry.at.timeIntervalSince1970, retry.error, retry.id])
+                if let id = retry.push.id {
+                    try db.cachedStatement(sql: "UPDATE push_outbox SET due_at = ?, attempts = attempts + 1, last_error = ? WHERE id = ?")
+                        .execute(arguments: [retry.at.timeIntervalSince1970, retry.error, id])
+                } else {
+                    let notification = String(decoding: try JSONValueEncoder().encodeData(retry.push.notification), as: UTF8.self)
+                    try db.cachedStatement(sql: """
+                        INSERT INTO push_outbox (device_id, sender_id, conversation_id, notification, created_at, due_at, attempts, last_error)
+                        VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+                        """).execute(arguments: [retry.push.deviceId, retry.push.senderId, retry.push.conversationId, notification,
+                                                 retry.push.createdAt.timeIntervalSince1970, retry.at.timeIntervalSince1970, retry.error])
+                }
             }
             for device in outcomes.goneDevices {
                 try db.cachedStatement(sql: "DELETE FROM device WHERE id = ?").execute(arguments: [device])
@@ -106,12 +209,19 @@ extension ChatStore {
         }
     }
 
-    /// Pushes waiting, how long the oldest has, and when the next (one waiting for a retry) is due.
+    /// Pushes waiting for a retry and messages waiting for their first try, how long the
+    /// oldest of them has, and when the next is due (now, when a message waits). Messages
+    /// with nothing to push do not call for a pass: the next one moves the cursor past them.
     func pushQueue(now: Date) throws -> (pending: Int, oldest: Double?, nextDue: Date?) {
         try database.pool.read { db in
             let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT count(*), min(created_at), min(due_at) FROM push_outbox"))
-            let oldest: Double? = row?[1], due: Double? = row?[2]
-            return (row?[0] ?? 0, oldest.map { max(0, now.timeIntervalSince1970 - $0) }, due.map(Date.init(timeIntervalSince1970:)))
+            var pending: Int = row?[0] ?? 0, oldest: Double? = row?[1], due: Double? = row?[2]
+            for message in try messagesToPush(after: try pushCursor(in: db), in: db) {
+                due = now.timeIntervalSince1970
+                pending += 1
+                oldest = min(oldest ?? .infinity, message.sentAt.timeIntervalSince1970)
+            }
+            return (pending, oldest.map { max(0, now.timeIntervalSince1970 - $0) }, due.map(Date.init(timeIntervalSince1970:)))
         }
     }
 

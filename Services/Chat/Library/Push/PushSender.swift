@@ -8,11 +8,13 @@ import Push
 import ServiceKit
 import Synchronization
 
-/// Delivers chat's push outbox on a thread of its own, up to `PushSettings.concurrency`
-/// pushes in flight. A commit that queues pushes wakes it. Per push: delivered or
-/// refused for good, its row goes; refused for now (429, 5xx, no connection), it is
-/// tried again after 5 s doubling up to an hour, for a day; the device gone (APNs 410
-/// or `BadDeviceToken`, Web Push 404/410), the device goes. Before a batch leaves, auth
+/// Delivers chat's pushes on a thread of its own, up to `PushSettings.concurrency`
+/// pushes in flight: each pass takes every message committed since the last (their
+/// first tries) and the retries that are due. A send that commits a message to be
+/// pushed wakes it. Per push: delivered or refused for good, it is done; refused for
+/// now (429, 5xx, no connection), it is tried again after 5 s doubling up to an hour,
+/// for a day (from a `push_outbox` row); the device gone (APNs 410 or `BadDeviceToken`,
+/// Web Push 404/410), the device goes. Before a batch leaves, auth
 /// is asked which of the devices' sessions have ended (signed out, revoked): those
 /// devices go instead of getting the push.
 ///
@@ -21,7 +23,7 @@ import Synchronization
 final class PushSender: Sendable {
     /// How long a push is tried (and how long APNs and Web Push keep it for an offline device).
     static let giveUpAfter: TimeInterval = 86_400
-    /// Pushes read per step.
+    /// Retries read per step (a pass takes every first try there is).
     static let batch = 500
     /// How long a session auth called active is believed without asking again.
     static let sessionRecheck: TimeInterval = 60
@@ -61,7 +63,6 @@ final class PushSender: Sendable {
         self.http = http
         apns = settings.apns.map { APNsClient(credentials: $0.credentials, url: $0.url, http: http) }
         webPush = WebPushClient(vapid: vapid, http: http)
-        OutboxWake.observe(["push_outbox"], in: store.database) { [weak self] in self?.wake() }
     }
 
     /// As of the last pass: `health` answers from memory.
@@ -106,21 +107,24 @@ final class PushSender: Sendable {
     }
 
     private func deliverDue() throws {
-        // Each push once per pass: one whose outcome could not be recorded waits for the next.
+        // Each retry once per pass: one whose outcome could not be recorded waits for the next.
         var tried = Set<Int64>()
         while !isStopped {
-            let due = try store.duePushes(now: Date(), limit: Self.batch).filter { !tried.contains($0.id) }
-            if due.isEmpty { return }
-            tried.formUnion(due.map(\.id))
-            let ended = sessionsEnded(among: Set(due.map(\.session)))
+            var batch = try store.pendingPushes(now: Date(), retryLimit: Self.batch)
+            batch.pushes.removeAll { $0.id.map(tried.contains) ?? false }
+            if batch.pushes.isEmpty && batch.cursor == nil { return }
+            tried.formUnion(batch.pushes.compactMap(\.id))
+            let ended = sessionsEnded(among: Set(batch.pushes.map(\.session)))
             if !ended.isEmpty {
                 let forgotten = try store.forgetDevices(ofSessions: Array(ended))
                 counters.withLock { $0.removed += forgotten }
             }
-            let results = deliver(due.filter { !ended.contains($0.session) })
-            try store.record(outcomes(of: results))
-            // A full batch leaves more behind; what arrives from now on waits for the next pass.
-            if due.count < Self.batch { return }
+            let results = deliver(batch.pushes.filter { !ended.contains($0.session) })
+            var outcomes = outcomes(of: results)
+            outcomes.cursor = batch.cursor
+            try store.record(outcomes)
+            // More retries due than a step takes; messages from now on wait for the next pass.
+            if !batch.moreRetries { return }
         }
     }
 
@@ -222,7 +226,7 @@ final class PushSender: Sendable {
             for (push, outcome) in results {
                 switch outcome {
                 case .delivered:
-                    outcomes.finished.append(push.id)
+                    if let id = push.id { outcomes.finished.append(id) }
                     counters.sent += 1
                 case .gone(let reason):
                     // A device's later pushes share its outcome: it is forgotten once.
@@ -232,13 +236,13 @@ final class PushSender: Sendable {
                     logger.info("push device gone; forgotten", metadata: ["device": "\(push.deviceId)", "reason": "\(reason)"])
                 case .retry(let reason, let after) where now.timeIntervalSince(push.createdAt) < Self.giveUpAfter:
                     let delay = max(after ?? 0, OutboxWake.backoff(afterAttempts: push.attempts + 1, first: retryDelay))
-                    outcomes.retries.append((push.id, now.addingTimeInterval(delay), reason))
+                    outcomes.retries.append((push, now.addingTimeInterval(delay), reason))
                     counters.lastError = reason
                 case .retry(let reason, _), .failed(let reason):
-                    outcomes.finished.append(push.id)
+                    if let id = push.id { outcomes.finished.append(id) }
                     counters.failed += 1
                     counters.lastError = reason
-                    logger.warning("push given up", metadata: ["push": "\(push.id)", "device": "\(push.deviceId)", "reason": "\(reason)"])
+                    logger.warning("push given up", metadata: ["message": "\(push.notification.collapseId ?? "")", "device": "\(push.deviceId)", "reason": "\(reason)"])
                 }
             }
         }
