@@ -49,6 +49,8 @@ final class HTTP2Origin: Sendable {
     private let current: NIOLoopBoundBox<Connection?>
     private let closed = Mutex(false)
     private let alpn: ALPNVerdict
+    /// When the last push was handed over.
+    private let lastUsed = Mutex(NIODeadline.now())
 
     /// Whether the server speaks HTTP/2, as far as is known (yes, until a handshake says otherwise).
     var speaksHTTP2: Bool { !alpn.refusedHTTP2.withLock { $0 } }
@@ -68,7 +70,9 @@ final class HTTP2Origin: Sendable {
     /// POSTs `body` to `path`; the future completes on this origin's event loop.
     func post(_ path: String, headers: [(String, String)], body: ByteBuffer) -> EventLoopFuture<PushHTTP.Answer> {
         let promise = eventLoop.makePromise(of: PushHTTP.Answer.self)
-        let request = Request(path: path, headers: headers, body: body, promise: promise, deadline: .now() + timeout)
+        let now = NIODeadline.now()
+        lastUsed.withLock { $0 = now }
+        let request = Request(path: path, headers: headers, body: body, promise: promise, deadline: now + timeout)
         let schedule = handedOver.withLock { state -> Bool in
             state.requests.append(request)
             defer { state.scheduled = true }
@@ -76,6 +80,11 @@ final class HTTP2Origin: Sendable {
         }
         if schedule { eventLoop.execute { self.writeHandedOver() } }
         return promise.futureResult
+    }
+
+    /// Whether no push was handed over since `instant`.
+    func unused(since instant: NIODeadline) -> Bool {
+        lastUsed.withLock { $0 } < instant
     }
 
     /// Closes the connection; requests after it fail.

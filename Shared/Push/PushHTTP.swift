@@ -60,6 +60,9 @@ public final class PushHTTP: Sendable {
         for origin in origins { try? origin.close().wait() }
     }
 
+    /// How many origins are known (tests).
+    var originCount: Int { origins.withLock { $0.byAuthority.count } }
+
     struct ShutDown: Error, CustomStringConvertible {
         var description: String { "the push client is shut down" }
     }
@@ -141,6 +144,11 @@ extension PushHTTP {
             let origin = HTTP2Origin(host: host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: port, tls: tls,
                                      timeout: timeout, idleTimeout: idleTimeout, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
             origins.tls = tls
+            // A new origin is rare (a Web Push service not seen before): forget those with
+            // no push for twice the idle time, whose connections have closed, so that
+            // subscriptions at many hosts (HEREABOUTS_WEBPUSH_HOSTS=*) do not pile up.
+            let stale = NIODeadline.now() - .nanoseconds(idleTimeout.nanoseconds * 2)
+            origins.byAuthority = origins.byAuthority.filter { !$0.value.unused(since: stale) }
             origins.byAuthority[authority] = origin
             return origin
         }

@@ -286,6 +286,25 @@ struct ChatPushTests {
         #expect(server.connections == 2)
     }
 
+    @Test("an origin with no push for twice the idle time is forgotten when a new one is met: push services at many hosts do not pile up")
+    func staleOriginsForgotten() throws {
+        let server = try PushTestServer()
+        let http = PushHTTP(caFile: server.certificate.path, idleTimeout: .seconds(1))
+        defer { http.shutdown() }
+        func post(_ base: String) -> Int? {
+            try? http.post("\(base)/3/device/\(Self.apnsToken(61))", headers: [("apns-topic", "org.example")], body: Data("{}".utf8))
+                .wait().status
+        }
+        #expect(post(server.url) == 403)
+        let other = server.url.replacingOccurrences(of: "localhost", with: "127.0.0.1")
+        _ = post(other)
+        #expect(http.originCount == 2, "\(server.url) and \(other)")
+        Thread.sleep(forTimeInterval: 2.2)
+        #expect(post(server.url) == 403, "the one used just now stays")
+        _ = post(server.url.replacingOccurrences(of: "localhost", with: "[::1]"))
+        #expect(http.originCount == 2, "\(other) forgotten; \(server.url) kept; the new one added")
+    }
+
     @Test("devices: ten per user, the oldest forgotten; a token registered by another user moves; delete; sign-out and account deletion forget them; bad input is refused")
     func devices() throws {
         let server = try PushTestServer()
