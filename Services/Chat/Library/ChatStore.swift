@@ -77,11 +77,11 @@ struct ChatStore: Sendable {
             RETURNING badge
             """)
         // The badge itself, tested here: SQLite 3.40's `RETURNING badge IS NOT NULL` answers 1 for a NULL badge.
-        let badge = try Row.fetchOne(insert, arguments: [
+        let inserted = try Row.fetchOne(insert, arguments: [
             "conversation": conversation, "seq": seq, "id": id, "sender": sender, "text": text, "at": instant.timeIntervalSince1970,
             "activity": activity, "recipient": peer,
         ])
-        let pushes = (badge?[0] as Int?) != nil
+        let pushes = (inserted?[0] as Int?) != nil
         let message = ChatMessage(id: id, conversationId: conversation, seq: seq, senderId: sender, text: text, sentAt: instant)
         return Sent(message: message, members: [sender, peer], pushes: pushes)
     }
