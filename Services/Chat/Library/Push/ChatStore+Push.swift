@@ -187,8 +187,8 @@ extension ChatStore {
             }
             // One statement for the pass's finished retries: the writer is what every send waits for.
             if !outcomes.finished.isEmpty {
-                let ids = "[" + outcomes.finished.map(String.init).joined(separator: ",") + "]"
-                try db.cachedStatement(sql: "DELETE FROM push_outbox WHERE id IN (SELECT value FROM json_each(?))").execute(arguments: [ids])
+                try db.cachedStatement(sql: "DELETE FROM push_outbox WHERE id IN (SELECT value FROM json_each(?))")
+                    .execute(arguments: [JSONList.argument(outcomes.finished)])
             }
             for retry in outcomes.retries {
                 if let id = retry.push.id {
