@@ -131,6 +131,17 @@ let package = Package(
             path: "Shared/ServiceClient",
             swiftSettings: swiftSettings
         ),
+        // The edge's requests to the services over ZMTP written by NIO, from its event loops.
+        .target(
+            name: "ZMTP",
+            dependencies: [
+                "ServiceClient", "Contracts", "Wire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Shared/ZMTP",
+            swiftSettings: swiftSettings
+        ),
         // What every client of the stack does alike (here, the edge): joins, completions, how errors surface.
         .target(
             name: "StackClient",
@@ -321,7 +332,7 @@ let package = Package(
         .target(
             name: "Edge",
             dependencies: [
-                "ServiceClient", "StackClient", "ServiceCore", "Contracts", "Wire", "ZeroMQ", "Imaging",
+                "ServiceClient", "StackClient", "ServiceCore", "Contracts", "Wire", "ZeroMQ", "ZMTP", "Imaging",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -353,6 +364,16 @@ let package = Package(
         ),
 
         // MARK: Tests
+        .testTarget(
+            name: "ZMTPTests",
+            dependencies: [
+                "TestThreads", "ZMTP", "ServiceClient", "ZeroMQ", "Wire", "Contracts",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "ZeroMQTests",
             dependencies: ["TestThreads", "ZeroMQ"],

@@ -15,7 +15,7 @@ import Wire
 public final class AsyncServiceClient: Sendable {
     public let configuration: ServiceClient.Configuration
     public let replicas: ReplicaSet
-    private let links: [DealerLink]
+    private let links: [any RequestLink]
     private let probe: ReplicaProbe?
 
     /// A reply as a caller gets it: frame 0 (the reply envelope) and the frames after
@@ -34,11 +34,15 @@ public final class AsyncServiceClient: Sendable {
         }
     }
 
-    public init(_ configuration: ServiceClient.Configuration, probeInterval: TimeInterval = 1) throws {
+    /// - Parameter link: makes the link to one endpoint, or nil for a libzmq DEALER's (`DealerLink`).
+    public init(_ configuration: ServiceClient.Configuration, probeInterval: TimeInterval = 1,
+                link: ((String) throws -> (any RequestLink)?)? = nil) throws {
         self.configuration = configuration
         let replicas = ReplicaSet(list: configuration.endpoint)
         self.replicas = replicas
-        links = try replicas.endpoints.map { try DealerLink(configuration, endpoint: $0) }
+        links = try replicas.endpoints.map { endpoint in
+            try link?(endpoint) ?? DealerLink(configuration, endpoint: endpoint)
+        }
         probe = replicas.count > 1 ? ReplicaProbe(configuration, replicas: replicas, interval: probeInterval) : nil
     }
 

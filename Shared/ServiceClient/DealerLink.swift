@@ -19,7 +19,7 @@ import ZeroMQ
 /// threads behind a full memory barrier, which the lock is; its descriptor signals
 /// edge-wise, so whoever holds the lock looks for replies before letting go of it
 /// after a send (`Link.sendTry`), or a reply that came meanwhile would wait unseen.
-final class DealerLink: Sendable {
+final class DealerLink: RequestLink {
     let configuration: ServiceClient.Configuration
     private let link: Link
     private let thread: ServiceThread
@@ -34,9 +34,6 @@ final class DealerLink: Sendable {
         var currentTry: UInt64 = 0
         var then: Completion
     }
-
-    /// What a caller is given its reply, or the error instead, by.
-    typealias Completion = @Sendable (Result<[Data], any Error>) -> Void
 
     /// A caller to give its answer, once the lock is let go.
     private struct Resumption {

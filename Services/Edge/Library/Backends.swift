@@ -3,8 +3,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOPosix
 import ServiceClient
 import Wire
+import ZMTP
 
 /// The five services as the edge calls them: one multiplexed client each.
 final class Backends: Sendable {
@@ -13,9 +15,16 @@ final class Backends: Sendable {
     init(settings: EdgeSettings) throws {
         var clients: [String: AsyncServiceClient] = [:]
         for service in ServiceEndpoints.services {
+            let curve = try settings.curve(of: service)
             clients[service] = try AsyncServiceClient(.init(
                 service: service, endpoint: settings.endpoint(of: service), timeout: settings.serviceTimeout,
-                tries: settings.serviceTries, curve: try settings.curve(of: service)))
+                tries: settings.serviceTries, curve: curve)) { endpoint in
+                // Plaintext services are asked from the event loops themselves (ZMTP by NIO);
+                // CURVE's through libzmq.
+                guard curve == nil, ZMTPLink.supports(endpoint) else { return nil }
+                return try ZMTPLink(service: service, endpoint: endpoint, timeout: settings.serviceTimeout,
+                                    group: .singleton)
+            }
         }
         self.clients = clients
     }

@@ -1,0 +1,108 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import ServiceClient
+import Synchronization
+
+/// Where a ZMTP connection goes: `tcp://host:port` or `ipc:///path` (a Unix socket).
+enum ZMTPEndpoint: CustomStringConvertible {
+    case tcp(host: String, port: Int)
+    case ipc(path: String)
+
+    init?(_ endpoint: String) {
+        if endpoint.hasPrefix("ipc://") {
+            let path = String(endpoint.dropFirst("ipc://".count))
+            guard !path.isEmpty else { return nil }
+            self = .ipc(path: path)
+        } else if endpoint.hasPrefix("tcp://") {
+            let address = endpoint.dropFirst("tcp://".count)
+            guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
+                  (1...65_535).contains(port) else { return nil }
+            var host = String(address[..<colon])
+            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            guard !host.isEmpty, host != "*" else { return nil }
+            self = .tcp(host: host, port: port)
+        } else {
+            return nil
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .tcp(let host, let port): "tcp://\(host):\(port)"
+        case .ipc(let path): "ipc://\(path)"
+        }
+    }
+}
+
+/// A service's requests from an edge's event loops over ZMTP written by NIO, one
+/// connection per loop, instead of through libzmq: a request goes out on the loop
+/// that serves its HTTP request and its reply comes back on that loop, so no thread
+/// wakes between them (through libzmq each request crossed to its I/O thread and the
+/// link's thread and back: ARCHITECTURE.md, "The edge"). The service's side is
+/// unchanged: a libzmq ROUTER sees a DEALER.
+///
+/// For plaintext endpoints over TCP or Unix sockets; a service reached with CURVE, or
+/// over `inproc://`, goes through `DealerLink`.
+public final class ZMTPLink: RequestLink {
+    private let connections: [NIOLoopBoundBox<ZMTPConnection>]
+    private let indexByLoop: [ObjectIdentifier: Int]
+    private let turn = Atomic<UInt>(0)
+    private let closed = Atomic<Bool>(false)
+
+    /// Whether `endpoint` can be reached this way.
+    public static func supports(_ endpoint: String) -> Bool {
+        ZMTPEndpoint(endpoint) != nil
+    }
+
+    /// Connects from each loop of `group` (the loops that will call `send`).
+    public init(service: String, endpoint: String, timeout: TimeInterval, group: MultiThreadedEventLoopGroup) throws {
+        guard let parsed = ZMTPEndpoint(endpoint) else {
+            throw ZMTPProtocolError(description: "\(endpoint) is not a tcp:// or ipc:// endpoint")
+        }
+        var connections: [NIOLoopBoundBox<ZMTPConnection>] = []
+        var indexByLoop: [ObjectIdentifier: Int] = [:]
+        for loop in group.makeIterator() {
+            let box = NIOLoopBoundBox.makeBoxSendingValue(
+                ZMTPConnection(service: service, endpoint: parsed, timeout: timeout, loop: loop), eventLoop: loop)
+            indexByLoop[ObjectIdentifier(loop)] = connections.count
+            connections.append(box)
+            loop.execute { box.value.connect() }
+        }
+        self.connections = connections
+        self.indexByLoop = indexByLoop
+    }
+
+    deinit { close() }
+
+    /// Sends on the calling loop's connection; a caller off the loops (a task) takes
+    /// the loops in turn. `then` runs on that loop.
+    public func send(_ frames: [Data], id: String, tries: Int, then: @escaping Completion) {
+        if let current = MultiThreadedEventLoopGroup.currentEventLoop, let index = indexByLoop[ObjectIdentifier(current)] {
+            return connections[index].value.send(frames, id: id, tries: tries, then: then)
+        }
+        let box = connections[Int(turn.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(connections.count))]
+        box.eventLoop.execute { box.value.send(frames, id: id, tries: tries, then: then) }
+    }
+
+    /// Handshakes completed by all connections so far (for tests).
+    func handshakes() throws -> Int {
+        try connections.reduce(0) { sum, box in sum + (try box.eventLoop.submit { box.value.handshakes }.wait()) }
+    }
+
+    /// Fails what is in flight with `unavailable` and closes the connections.
+    public func close() {
+        // Once: the loops may be gone by the time the link is let go.
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
+        for box in connections {
+            if box.eventLoop.inEventLoop {
+                box.value.close()
+            } else if MultiThreadedEventLoopGroup.currentEventLoop != nil {
+                // One loop may not wait for another.
+                box.eventLoop.execute { box.value.close() }
+            } else {
+                try? box.eventLoop.submit { box.value.close() }.wait()
+            }
+        }
+    }
+}

@@ -1,0 +1,221 @@
+import Contracts
+import Foundation
+import NIOCore
+import NIOEmbedded
+import NIOPosix
+import ServiceClient
+import Synchronization
+import TestThreads
+import Testing
+import Wire
+@testable import ZMTP
+import ZeroMQ
+
+/// A libzmq ROUTER on its own thread, as a service's front is: what ZMTP written by
+/// NIO must be indistinguishable from a libzmq DEALER to.
+private final class Router: Sendable {
+    let endpoint: String
+    private final class Flag: Sendable { let raised = Atomic<Bool>(false) }
+    private let stop = Flag()
+    private let thread: ServiceThread
+
+    /// Binds `endpoint` (a `*` port is chosen) and answers each request with what
+    /// `answer` returns for it (nil: no answer).
+    init(_ endpoint: String, heartbeat: Int32? = nil,
+         answer: @escaping @Sendable (_ envelope: RequestEnvelope, _ count: Int) -> Data?) throws {
+        let bound = Mutex<Result<String, any Error>?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let stop = self.stop
+        thread = ServiceThread(name: "router") {
+            let router: Socket
+            do {
+                router = try Context.shared.makeSocket(.router)
+                try router.set(.linger(milliseconds: 0))
+                try router.set(.receiveTimeout(milliseconds: 20))
+                if let heartbeat {
+                    try router.set(.heartbeatInterval(milliseconds: heartbeat))
+                    try router.set(.heartbeatTimeout(milliseconds: heartbeat * 3))
+                }
+                try router.bind(endpoint)
+                bound.withLock { $0 = .success(router.lastEndpoint) }
+            } catch {
+                bound.withLock { $0 = .failure(error) }
+                ready.signal()
+                return
+            }
+            ready.signal()
+            defer { router.close() }
+            var count = 0
+            while !stop.raised.load(ordering: .relaxed) {
+                guard let frames = try? router.receiveMessage(), frames.count >= 3,
+                      let envelope = try? RequestEnvelope.decode(frames: Array(frames.dropFirst(2))) else { continue }
+                count += 1
+                if let reply = answer(envelope, count) { _ = try? router.send([frames[0], Data(), reply]) }
+            }
+        }
+        ready.wait()
+        self.endpoint = try bound.withLock { try $0!.get() }
+    }
+
+    func close() {
+        stop.raised.store(true, ordering: .relaxed)
+        thread.join()
+    }
+
+    static func echo(_ envelope: RequestEnvelope, _: Int) -> Data? {
+        ReplyEnvelope.success(id: envelope.id, body: .object(envelope.body))
+    }
+}
+
+private func request(_ id: String, _ body: JSONObject = JSONObject()) -> [Data] {
+    [RequestEnvelope.encode(id: id, op: "toy.echo", token: nil, origin: nil, body: .object(body))]
+}
+
+private func call(_ link: ZMTPLink, _ frames: [Data], id: String, tries: Int = 1) async -> Result<[Data], any Error> {
+    await withCheckedContinuation { continuation in
+        link.send(frames, id: id, tries: tries) { continuation.resume(returning: $0) }
+    }
+}
+
+@Suite("ZMTP from the event loops (ZMTPLink)", .ownThread)
+struct ZMTPLinkTests {
+    @Test("requests from tasks and from the loops are answered, each with its own reply, over TCP and Unix sockets",
+          arguments: ["tcp://127.0.0.1:*", "ipc:///tmp/hereabouts-zmtp-test-\(UUID().uuidString).sock"])
+    func answers(endpoint: String) async throws {
+        let router = try Router(endpoint, answer: Router.echo)
+        defer { router.close() }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        let link = try ZMTPLink(service: "toy", endpoint: router.endpoint, timeout: 5, group: group)
+        let wrong = try await withThrowingTaskGroup(of: Int.self) { tasks in
+            for caller in 0..<4 {
+                tasks.addTask {
+                    var wrong = 0
+                    for sequence in 0..<300 {
+                        let number = Int64(caller * 1_000 + sequence)
+                        let frames = request("c\(caller)-\(sequence)", JSONObject([("n", .number(.integer(number)))]))
+                        // Half the callers ask from a loop, as the edge's handlers do.
+                        let result: Result<[Data], any Error> = if caller % 2 == 0 {
+                            await call(link, frames, id: "c\(caller)-\(sequence)")
+                        } else {
+                            await withCheckedContinuation { continuation in
+                                group.next().execute {
+                                    link.send(frames, id: "c\(caller)-\(sequence)", tries: 1) { continuation.resume(returning: $0) }
+                                }
+                            }
+                        }
+                        guard case .success(let reply) = result, case .success(let body) = ReplyEnvelope.decode(reply[0]).result,
+                              body["n"] == .number(.integer(number)) else {
+                            wrong += 1
+                            continue
+                        }
+                    }
+                    return wrong
+                }
+            }
+            return try await tasks.reduce(0, +)
+        }
+        #expect(wrong == 0)
+        link.close()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("a try with no answer is sent again with the same id; after the last the caller hears unavailable")
+    func retries() async throws {
+        let seen = Mutex<[String]>([])
+        // Drops the first try of each request and answers the second.
+        let router = try Router("tcp://127.0.0.1:*") { envelope, count in
+            seen.withLock { $0.append(envelope.id) }
+            return count % 2 == 0 ? Router.echo(envelope, count) : nil
+        }
+        defer { router.close() }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let link = try ZMTPLink(service: "toy", endpoint: router.endpoint, timeout: 0.3, group: group)
+        let answered = await call(link, request("retry-me"), id: "retry-me", tries: 2)
+        #expect((try? answered.get()) != nil)
+        #expect(seen.withLock { $0 } == ["retry-me", "retry-me"])
+        let unanswered = await call(link, request("once-only"), id: "once-only", tries: 1)
+        #expect(throws: ServiceError.self) { try unanswered.get() }
+        if case .failure(let error as ServiceError) = unanswered { #expect(error.code == .unavailable) }
+        link.close()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("a second request with an id in flight is refused; nobody listening is unavailable")
+    func conflictAndNobody() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        // A port just freed: nothing listens there.
+        let probe = try Context.shared.makeSocket(.router)
+        try probe.bind("tcp://127.0.0.1:*")
+        let endpoint = probe.lastEndpoint
+        probe.close()
+        let link = try ZMTPLink(service: "toy", endpoint: endpoint, timeout: 0.3, group: group)
+        async let first = call(link, request("twice"), id: "twice", tries: 2)
+        try await Task.sleep(for: .milliseconds(50))
+        let second = await call(link, request("twice"), id: "twice")
+        if case .failure(let error as ServiceError) = second { #expect(error.code == .conflict) } else { Issue.record("\(second)") }
+        let started = ProcessInfo.processInfo.systemUptime
+        if case .failure(let error as ServiceError) = await first { #expect(error.code == .unavailable) } else { Issue.record("answered") }
+        #expect(ProcessInfo.processInfo.systemUptime - started < 2)
+        link.close()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("the connection comes back when the service does, and the service's heartbeats keep it")
+    func reconnectsAndHeartbeats() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        // Heartbeats every 100 ms, the peer dropped after 300 ms without an answer to one.
+        var router = try Router("tcp://127.0.0.1:*", heartbeat: 100, answer: Router.echo)
+        let endpoint = router.endpoint
+        let link = try ZMTPLink(service: "toy", endpoint: endpoint, timeout: 1, group: group)
+        #expect((try? await call(link, request("a"), id: "a").get()) != nil)
+        try await Task.sleep(for: .milliseconds(1_200))
+        #expect((try? await call(link, request("b"), id: "b").get()) != nil)
+        #expect(try link.handshakes() == 1, "the connection was dropped: heartbeats not answered")
+        router.close()
+        router = try Router(endpoint, answer: Router.echo)
+        defer { router.close() }
+        #expect((try? await call(link, request("c"), id: "c", tries: 3).get()) != nil)
+        #expect(try link.handshakes() == 2)
+        link.close()
+        try await group.shutdownGracefully()
+    }
+}
+
+@Suite("ZMTP frames from the peer")
+struct ZMTPDecoderTests {
+    private func decoder(_ bytes: [UInt8]) throws -> [ZMTPInbound] {
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(ZMTPDecoder(maxFrames: 3, maxMessageBytes: 1_000)))
+        var greeting = ByteBuffer()
+        ZMTPWire.writeGreeting(into: &greeting)
+        try channel.writeInbound(greeting)
+        try channel.writeInbound(ByteBuffer(bytes: bytes))
+        var read: [ZMTPInbound] = []
+        while let inbound = try channel.readInbound(as: ZMTPInbound.self) { read.append(inbound) }
+        return read
+    }
+
+    @Test("a message's frames arrive together, a command by its name, a long frame by its 8-byte size")
+    func frames() throws {
+        var bytes: [UInt8] = [0x01, 0, 0x01, 2, 0x68, 0x69, 0x02] + withUnsafeBytes(of: UInt64(300).bigEndian, Array.init)
+        bytes += [UInt8](repeating: 0x61, count: 300)
+        bytes += [0x04, 7, 4] + Array("PING".utf8) + [0, 1]
+        let read = try decoder(bytes)
+        #expect(read.count == 3)
+        guard case .greeting(3, "NULL") = read[0], case .message(let frames) = read[1], case .command("PING", let body) = read[2] else {
+            Issue.record("\(read)")
+            return
+        }
+        #expect(frames.map(\.readableBytes) == [0, 2, 300])
+        #expect(body.readableBytes == 2)
+    }
+
+    @Test("a frame larger than the limit, or a message of too many frames, is refused before it is read")
+    func limits() throws {
+        let huge: [UInt8] = [0x02] + withUnsafeBytes(of: UInt64.max.bigEndian, Array.init)
+        #expect(throws: ZMTPProtocolError.self) { try decoder(huge) }
+        let tooMany: [UInt8] = [0x01, 0, 0x01, 0, 0x01, 0, 0x00, 0]
+        #expect(throws: ZMTPProtocolError.self) { try decoder(tooMany) }
+        let notZMTP = EmbeddedChannel(handler: ByteToMessageHandler(ZMTPDecoder(maxFrames: 3, maxMessageBytes: 1_000)))
+        #expect(throws: ZMTPProtocolError.self) { try notZMTP.writeInbound(ByteBuffer(bytes: [UInt8](repeating: 0x47, count: 64))) }
+    }
+}
