@@ -135,9 +135,10 @@ let package = Package(
         .target(
             name: "ZMTP",
             dependencies: [
-                "ServiceClient", "Contracts", "Wire",
+                "ServiceClient", "ZeroMQ", "Contracts", "Wire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Shared/ZMTP",
             swiftSettings: swiftSettings

@@ -1,8 +1,8 @@
 import NIOCore
 
-/// What ZMTP 3.1 (ZeroMQ RFC 37) puts on the wire for a DEALER with the NULL
-/// mechanism: the greeting, commands and message frames. A libzmq ROUTER on the other
-/// end cannot tell such a peer from a libzmq DEALER.
+/// What ZMTP 3.1 (ZeroMQ RFC 37) puts on the wire for a DEALER: the greeting,
+/// commands and message frames. A libzmq ROUTER on the other end cannot tell such a
+/// peer from a libzmq DEALER.
 enum ZMTPWire {
     /// The greeting's length: signature (10), version (2), mechanism (20), as-server (1), filler (31).
     static let greetingBytes = 64
@@ -13,37 +13,42 @@ enum ZMTPWire {
     static let command: UInt8 = 0x04
 
     /// This side's greeting: ZMTP 3.1 (so the peer's heartbeats come as PING
-    /// commands), NULL, as a client.
-    static func writeGreeting(into buffer: inout ByteBuffer) {
+    /// commands), the security mechanism (NULL or CURVE), as a client.
+    static func writeGreeting(mechanism: String, into buffer: inout ByteBuffer) {
         buffer.writeInteger(UInt8(0xFF))
         // The padding a libzmq peer reads as its identity's length plus one, for ZMTP 1.0's sake.
         buffer.writeInteger(UInt64(1))
         buffer.writeInteger(UInt8(0x7F))
         buffer.writeBytes([3, 1])
-        var mechanism = Array("NULL".utf8)
-        mechanism += [UInt8](repeating: 0, count: 20 - mechanism.count)
-        buffer.writeBytes(mechanism)
+        let name = Array(mechanism.utf8.prefix(20))
+        buffer.writeBytes(name + [UInt8](repeating: 0, count: 20 - name.count))
         buffer.writeInteger(UInt8(0))
         buffer.writeRepeatingByte(0, count: 31)
     }
 
-    /// The NULL mechanism's READY command, saying what socket this is.
-    static func writeReady(socketType: String, into buffer: inout ByteBuffer) {
-        var body = ByteBuffer()
-        writeShortString("READY", into: &body)
-        writeShortString("Socket-Type", into: &body)
-        body.writeInteger(UInt32(socketType.utf8.count))
-        body.writeString(socketType)
-        writeFrame(body.readableBytesView, flags: command, into: &buffer)
+    /// A command's body: its name, then its data.
+    static func command(_ name: String, _ data: [UInt8] = []) -> [UInt8] {
+        [UInt8(name.utf8.count)] + Array(name.utf8) + data
     }
 
-    /// ZMTP 3.1's answer to a PING: PONG with the ping's context.
-    static func writePong(context: ByteBuffer, into buffer: inout ByteBuffer) {
-        var body = ByteBuffer()
-        writeShortString("PONG", into: &body)
-        var context = context
-        body.writeBuffer(&context)
-        writeFrame(body.readableBytesView, flags: command, into: &buffer)
+    /// A command's name and the data after it; nil when the body has no whole name.
+    static func parseCommand(_ body: ByteBuffer) -> (name: String, data: ByteBuffer)? {
+        var body = body
+        guard let length = body.readInteger(as: UInt8.self), let name = body.readString(length: Int(length)) else { return nil }
+        return (name, body)
+    }
+
+    /// Metadata as READY and INITIATE carry it: each name (1 byte of length) and value (4 bytes).
+    static func properties(_ properties: [(String, String)]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for (name, value) in properties {
+            bytes.append(UInt8(name.utf8.count))
+            bytes += name.utf8
+            let count = UInt32(value.utf8.count)
+            for shift in [24, 16, 8, 0] as [UInt32] { bytes.append(UInt8(truncatingIfNeeded: count >> shift)) }
+            bytes += value.utf8
+        }
+        return bytes
     }
 
     /// A message: its frames, MORE on each but the last.
@@ -53,9 +58,9 @@ enum ZMTPWire {
         }
     }
 
-    /// The bytes `writeMessage` takes for `frames`.
-    static func messageBytes<Frame: Collection<UInt8>>(_ frames: [Frame]) -> Int {
-        frames.reduce(0) { $0 + ($1.count > 255 ? 9 : 2) + $1.count }
+    /// The bytes `writeFrame` takes for a frame of `count` bytes.
+    static func frameBytes(_ count: Int) -> Int {
+        (count > 255 ? 9 : 2) + count
     }
 
     static func writeFrame<Frame: Collection<UInt8>>(_ frame: Frame, flags: UInt8, into buffer: inout ByteBuffer) {
@@ -68,21 +73,14 @@ enum ZMTPWire {
         }
         buffer.writeBytes(frame)
     }
-
-    private static func writeShortString(_ string: String, into buffer: inout ByteBuffer) {
-        buffer.writeInteger(UInt8(string.utf8.count))
-        buffer.writeString(string)
-    }
 }
 
 /// What arrives from the peer, read by `ZMTPDecoder`.
 enum ZMTPInbound: Sendable {
     /// The peer's greeting: its version and security mechanism.
     case greeting(major: UInt8, mechanism: String)
-    /// A command (READY, PING, ERROR, …): its name and what follows the name.
-    case command(name: String, body: ByteBuffer)
-    /// A whole message, its frames in order.
-    case message([ByteBuffer])
+    /// One frame: its flags (MORE, COMMAND) and body.
+    case frame(flags: UInt8, body: ByteBuffer)
 }
 
 /// A malformed or oversized stream from the peer: the connection is dropped.
@@ -90,21 +88,16 @@ struct ZMTPProtocolError: Error, CustomStringConvertible {
     var description: String
 }
 
-/// Reads the peer's greeting, then its frames, gathering a message's frames until the
-/// last. Sizes come from the peer's bytes, so each is checked against the limits
-/// before anything is allocated for it.
+/// Reads the peer's greeting, then its frames one by one. A frame's size comes from
+/// the peer's bytes, so it is checked against the limit before anything is kept for it.
 struct ZMTPDecoder: ByteToMessageDecoder {
     typealias InboundOut = ZMTPInbound
 
-    let maxFrames: Int
-    let maxMessageBytes: Int
+    let maxFrameBytes: Int
     private var greeted = false
-    private var frames: [ByteBuffer] = []
-    private var messageBytes = 0
 
-    init(maxFrames: Int, maxMessageBytes: Int) {
-        self.maxFrames = maxFrames
-        self.maxMessageBytes = maxMessageBytes
+    init(maxFrameBytes: Int) {
+        self.maxFrameBytes = maxFrameBytes
     }
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
@@ -123,40 +116,52 @@ struct ZMTPDecoder: ByteToMessageDecoder {
         }
         let start = buffer.readerIndex
         guard let flags = buffer.getInteger(at: start, as: UInt8.self) else { return .needMoreData }
-        let headerBytes = flags & ZMTPWire.long != 0 ? 9 : 2
+        let isLong = flags & ZMTPWire.long != 0
         let size: UInt64
-        if flags & ZMTPWire.long != 0 {
+        if isLong {
             guard let long = buffer.getInteger(at: start + 1, as: UInt64.self) else { return .needMoreData }
             size = long
         } else {
             guard let short = buffer.getInteger(at: start + 1, as: UInt8.self) else { return .needMoreData }
             size = UInt64(short)
         }
-        guard size <= UInt64(maxMessageBytes - messageBytes) else {
-            throw ZMTPProtocolError(description: "a message from the peer is larger than \(maxMessageBytes) bytes")
+        guard size <= UInt64(maxFrameBytes) else {
+            throw ZMTPProtocolError(description: "a frame from the peer is larger than \(maxFrameBytes) bytes")
         }
+        let headerBytes = isLong ? 9 : 2
         let length = Int(size)
         guard buffer.readableBytes >= headerBytes + length,
-              var body = buffer.getSlice(at: start + headerBytes, length: length) else { return .needMoreData }
+              let body = buffer.getSlice(at: start + headerBytes, length: length) else { return .needMoreData }
         buffer.moveReaderIndex(forwardBy: headerBytes + length)
-        if flags & ZMTPWire.command != 0 {
-            guard let nameLength = body.readInteger(as: UInt8.self), let name = body.readString(length: Int(nameLength)) else {
-                throw ZMTPProtocolError(description: "a command from the peer has no name")
-            }
-            context.fireChannelRead(wrapInboundOut(.command(name: name, body: body)))
-            return .continue
-        }
-        guard frames.count < maxFrames else {
-            throw ZMTPProtocolError(description: "a message from the peer has more than \(maxFrames) frames")
-        }
-        frames.append(body)
-        messageBytes += length
-        if flags & ZMTPWire.more == 0 {
-            let message = frames
-            frames = []
-            messageBytes = 0
-            context.fireChannelRead(wrapInboundOut(.message(message)))
-        }
+        context.fireChannelRead(wrapInboundOut(.frame(flags: flags, body: body)))
         return .continue
+    }
+}
+
+/// Gathers a message's frames until the last, within the limits of one reply.
+struct MessageAssembler {
+    let maxFrames: Int
+    let maxBytes: Int
+    private var frames: [ByteBuffer] = []
+    private var bytes = 0
+
+    init(maxFrames: Int, maxBytes: Int) {
+        self.maxFrames = maxFrames
+        self.maxBytes = maxBytes
+    }
+
+    /// The whole message once its last frame is in.
+    mutating func add(_ frame: ByteBuffer, more: Bool) throws -> [ByteBuffer]? {
+        guard frames.count < maxFrames, frame.readableBytes <= maxBytes - bytes else {
+            throw ZMTPProtocolError(description: "a message from the peer is over \(maxFrames) frames or \(maxBytes) bytes")
+        }
+        frames.append(frame)
+        bytes += frame.readableBytes
+        guard !more else { return nil }
+        defer {
+            frames = []
+            bytes = 0
+        }
+        return frames
     }
 }

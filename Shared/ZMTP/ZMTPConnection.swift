@@ -19,11 +19,12 @@ final class ZMTPConnection {
     let loop: any EventLoop
     let endpoint: ZMTPEndpoint
     let service: String
+    let curve: CurveClient.Keys?
     private let timeout: TimeAmount
 
     private struct Pending {
-        /// The message as it goes on the wire, ready to be written again.
-        var message: ByteBuffer
+        /// The request's frames, the empty delimiter first: sealed afresh for each try under CURVE.
+        var message: [Data]
         var triesLeft: Int
         /// The try now waiting: a deadline counts only against the try it was set for.
         var currentTry: UInt64 = 0
@@ -35,7 +36,7 @@ final class ZMTPConnection {
     private var isReady = false
     private var isClosed = false
     /// Messages written while there is no ready connection, in order.
-    private var waiting: [ByteBuffer] = []
+    private var waiting: [[Data]] = []
     private var pending: [String: Pending] = [:]
     /// Every try waits the same time, so deadlines come in the order tries were sent.
     private var deadlines = CircularBuffer<(at: NIODeadline, id: String, try: UInt64)>()
@@ -50,8 +51,9 @@ final class ZMTPConnection {
     static let waitingLimit = 100_000
     static let replyLimits = (frames: 2 + Limits.requestFrames, bytes: Limits.messageBytes + 1024)
 
-    init(service: String, endpoint: ZMTPEndpoint, timeout: TimeInterval, loop: any EventLoop) {
+    init(service: String, endpoint: ZMTPEndpoint, curve: CurveClient.Keys?, timeout: TimeInterval, loop: any EventLoop) {
         self.service = service
+        self.curve = curve
         self.endpoint = endpoint
         self.timeout = .nanoseconds(Int64(timeout * 1_000_000_000))
         self.loop = loop
@@ -67,11 +69,7 @@ final class ZMTPConnection {
             return then(.failure(ServiceError.conflict("request id \"\(id)\" is in flight already")))
         }
         // The empty delimiter first, as a REQ socket would send it.
-        let wire = [Data()] + frames
-        var message = channel?.allocator.buffer(capacity: ZMTPWire.messageBytes(wire))
-            ?? ByteBufferAllocator().buffer(capacity: ZMTPWire.messageBytes(wire))
-        ZMTPWire.writeMessage(wire, into: &message)
-        pending[id] = Pending(message: message, triesLeft: max(1, tries), then: then)
+        pending[id] = Pending(message: [Data()] + frames, triesLeft: max(1, tries), then: then)
         sendTry(id)
     }
 
@@ -138,11 +136,12 @@ final class ZMTPConnection {
         let bootstrap = ClientBootstrap(group: loop)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connectTimeout(.seconds(2))
-            .channelInitializer { channel in
+            .channelInitializer { [curve] channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers([
-                        ByteToMessageHandler(ZMTPDecoder(maxFrames: Self.replyLimits.frames, maxMessageBytes: Self.replyLimits.bytes)),
-                        ZMTPHandler(connection: bound),
+                        // A CURVE frame is a reply's frame, sealed: its box and MESSAGE header on top.
+                        ByteToMessageHandler(ZMTPDecoder(maxFrameBytes: Self.replyLimits.bytes + 64)),
+                        try ZMTPHandler(connection: bound, curve: curve),
                     ])
                 }
             }
@@ -201,21 +200,35 @@ final class ZMTPConnection {
     }
 }
 
-/// The handshake and the traffic of one ZMTP connection, on its channel.
-final class ZMTPHandler: ChannelInboundHandler {
+/// The handshake and the traffic of one ZMTP connection, on its channel: NULL, or
+/// CURVE with every frame sealed and opened here. Requests come down as their frames
+/// (`[Data]`, the empty delimiter first); replies go up to the connection whole.
+final class ZMTPHandler: ChannelDuplexHandler {
     typealias InboundIn = ZMTPInbound
+    typealias OutboundIn = [Data]
     typealias OutboundOut = ByteBuffer
 
     private let connection: NIOLoopBound<ZMTPConnection>
+    /// Nil for the NULL mechanism.
+    private let curve: CurveClient?
+    private var isReady = false
+    private var assembler = MessageAssembler(maxFrames: ZMTPConnection.replyLimits.frames,
+                                             maxBytes: ZMTPConnection.replyLimits.bytes)
+    private static let socketType = "DEALER"
 
-    init(connection: NIOLoopBound<ZMTPConnection>) {
+    init(connection: NIOLoopBound<ZMTPConnection>, curve keys: CurveClient.Keys?) throws {
         self.connection = connection
+        curve = try keys.map(CurveClient.init)
     }
 
+    private var mechanism: String { curve == nil ? "NULL" : "CURVE" }
+
     func channelActive(context: ChannelHandlerContext) {
-        var greeting = context.channel.allocator.buffer(capacity: ZMTPWire.greetingBytes + 32)
-        ZMTPWire.writeGreeting(into: &greeting)
-        ZMTPWire.writeReady(socketType: "DEALER", into: &greeting)
+        var greeting = context.channel.allocator.buffer(capacity: ZMTPWire.greetingBytes + 256)
+        ZMTPWire.writeGreeting(mechanism: mechanism, into: &greeting)
+        let first = curve?.hello()
+            ?? ZMTPWire.command("READY", ZMTPWire.properties([("Socket-Type", Self.socketType)]))
+        ZMTPWire.writeFrame(first, flags: ZMTPWire.command, into: &greeting)
         context.writeAndFlush(wrapOutboundOut(greeting), promise: nil)
         context.fireChannelActive()
     }
@@ -226,26 +239,85 @@ final class ZMTPHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .greeting(let major, let mechanism):
-            // NULL only: a service that asks for CURVE is reached through libzmq (`DealerLink`).
-            if major < 3 || mechanism != "NULL" { context.close(promise: nil) }
-        case .command(let name, let body):
-            switch name {
-            case "READY": connection.value.ready()
-            case "PING":
-                // TTL (2 bytes), then the context to send back.
-                var pingContext = body
-                pingContext.moveReaderIndex(forwardBy: min(2, pingContext.readableBytes))
-                var pong = context.channel.allocator.buffer(capacity: 8 + pingContext.readableBytes)
-                ZMTPWire.writePong(context: pingContext, into: &pong)
-                context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
-            case "ERROR": context.close(promise: nil)
-            default: break
+        do {
+            switch unwrapInboundIn(data) {
+            case .greeting(let major, let mechanism):
+                guard major >= 3, mechanism == self.mechanism else {
+                    throw ZMTPProtocolError(description: "the service greets with ZMTP \(major) and \(mechanism), not \(self.mechanism)")
+                }
+            case .frame(let flags, let body):
+                if isReady, let curve {
+                    let (inner, frame) = try curve.open(body)
+                    if inner & 0x02 != 0 {
+                        try command(ByteBuffer(bytes: frame), context: context)
+                    } else {
+                        try take(ByteBuffer(bytes: frame), more: inner & 0x01 != 0)
+                    }
+                } else if flags & ZMTPWire.command != 0 {
+                    try command(body, context: context)
+                } else if isReady {
+                    try take(body, more: flags & ZMTPWire.more != 0)
+                } else {
+                    throw ZMTPProtocolError(description: "a message came before the handshake ended")
+                }
             }
-        case .message(let frames):
-            connection.value.received(frames)
+        } catch {
+            context.close(promise: nil)
         }
+    }
+
+    private func take(_ frame: ByteBuffer, more: Bool) throws {
+        if let message = try assembler.add(frame, more: more) { connection.value.received(message) }
+    }
+
+    private func command(_ body: ByteBuffer, context: ChannelHandlerContext) throws {
+        guard let (name, data) = ZMTPWire.parseCommand(body) else {
+            throw ZMTPProtocolError(description: "a command from the service has no name")
+        }
+        switch name {
+        case "WELCOME" where !isReady:
+            guard let curve else { throw ZMTPProtocolError(description: "WELCOME on a NULL connection") }
+            let initiate = try curve.initiate(welcome: data, socketType: Self.socketType)
+            var buffer = context.channel.allocator.buffer(capacity: ZMTPWire.frameBytes(initiate.count))
+            ZMTPWire.writeFrame(initiate, flags: ZMTPWire.command, into: &buffer)
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        case "READY" where !isReady:
+            try curve?.ready(data)
+            isReady = true
+            connection.value.ready()
+        case "PING":
+            // TTL (2 bytes), then the context to send back.
+            var pingContext = data
+            pingContext.moveReaderIndex(forwardBy: min(2, pingContext.readableBytes))
+            let pong = ZMTPWire.command("PONG", Array(pingContext.readableBytesView))
+            var buffer = context.channel.allocator.buffer(capacity: ZMTPWire.frameBytes(pong.count) + 64)
+            if let curve {
+                ZMTPWire.writeFrame(curve.seal(pong, flags: 0x02), flags: 0, into: &buffer)
+            } else {
+                ZMTPWire.writeFrame(pong, flags: ZMTPWire.command, into: &buffer)
+            }
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        case "ERROR":
+            throw ZMTPProtocolError(description: "the service refused the connection")
+        default:
+            break
+        }
+    }
+
+    /// A request's frames, as the mechanism puts them on the wire.
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let frames = unwrapOutboundIn(data)
+        let plainBytes = frames.reduce(0) { $0 + ZMTPWire.frameBytes($1.count) }
+        var buffer = context.channel.allocator.buffer(capacity: plainBytes + (curve == nil ? 0 : frames.count * 48))
+        if let curve {
+            for (index, frame) in frames.enumerated() {
+                let sealed = curve.seal(frame, flags: index < frames.count - 1 ? 0x01 : 0)
+                ZMTPWire.writeFrame(sealed, flags: 0, into: &buffer)
+            }
+        } else {
+            ZMTPWire.writeMessage(frames, into: &buffer)
+        }
+        context.write(wrapOutboundOut(buffer), promise: promise)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

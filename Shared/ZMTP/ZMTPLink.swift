@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import ServiceClient
 import Synchronization
+import ZeroMQ
 
 /// Where a ZMTP connection goes: `tcp://host:port` or `ipc:///path` (a Unix socket).
 enum ZMTPEndpoint: CustomStringConvertible {
@@ -40,10 +41,9 @@ enum ZMTPEndpoint: CustomStringConvertible {
 /// that serves its HTTP request and its reply comes back on that loop, so no thread
 /// wakes between them (through libzmq each request crossed to its I/O thread and the
 /// link's thread and back: ARCHITECTURE.md, "The edge"). The service's side is
-/// unchanged: a libzmq ROUTER sees a DEALER.
+/// unchanged: a libzmq ROUTER sees a DEALER, plaintext (NULL) or CURVE.
 ///
-/// For plaintext endpoints over TCP or Unix sockets; a service reached with CURVE, or
-/// over `inproc://`, goes through `DealerLink`.
+/// For endpoints over TCP or Unix sockets; `inproc://` goes through `DealerLink`.
 public final class ZMTPLink: RequestLink {
     private let connections: [NIOLoopBoundBox<ZMTPConnection>]
     private let indexByLoop: [ObjectIdentifier: Int]
@@ -56,15 +56,30 @@ public final class ZMTPLink: RequestLink {
     }
 
     /// Connects from each loop of `group` (the loops that will call `send`).
-    public init(service: String, endpoint: String, timeout: TimeInterval, group: MultiThreadedEventLoopGroup) throws {
+    /// - Parameter curve: the client's keys and the service's public key; nil for plaintext.
+    public init(service: String, endpoint: String, curve: CurveRole? = nil, timeout: TimeInterval,
+                group: MultiThreadedEventLoopGroup) throws {
         guard let parsed = ZMTPEndpoint(endpoint) else {
             throw ZMTPProtocolError(description: "\(endpoint) is not a tcp:// or ipc:// endpoint")
+        }
+        var keys: CurveClient.Keys?
+        switch curve {
+        case nil:
+            break
+        case .server:
+            throw ZMTPProtocolError(description: "a link is a client: it needs a client's CURVE keys")
+        case .client(let pair, let serverKey):
+            guard let publicKey = Z85.decode(pair.publicKey), let secretKey = Z85.decode(pair.secretKey),
+                  let server = Z85.decode(serverKey), [publicKey, secretKey, server].allSatisfy({ $0.count == 32 }) else {
+                throw ZMTPProtocolError(description: "the CURVE keys for \(service) are not 32-byte Z85 keys")
+            }
+            keys = CurveClient.Keys(publicKey: Array(publicKey), secretKey: Array(secretKey), serverKey: Array(server))
         }
         var connections: [NIOLoopBoundBox<ZMTPConnection>] = []
         var indexByLoop: [ObjectIdentifier: Int] = [:]
         for loop in group.makeIterator() {
             let box = NIOLoopBoundBox.makeBoxSendingValue(
-                ZMTPConnection(service: service, endpoint: parsed, timeout: timeout, loop: loop), eventLoop: loop)
+                ZMTPConnection(service: service, endpoint: parsed, curve: keys, timeout: timeout, loop: loop), eventLoop: loop)
             indexByLoop[ObjectIdentifier(loop)] = connections.count
             connections.append(box)
             loop.execute { box.value.connect() }

@@ -21,7 +21,7 @@ private final class Router: Sendable {
 
     /// Binds `endpoint` (a `*` port is chosen) and answers each request with what
     /// `answer` returns for it (nil: no answer).
-    init(_ endpoint: String, heartbeat: Int32? = nil,
+    init(_ endpoint: String, heartbeat: Int32? = nil, curve: CurveRole? = nil, context: Context = .shared,
          answer: @escaping @Sendable (_ envelope: RequestEnvelope, _ count: Int) -> Data?) throws {
         let bound = Mutex<Result<String, any Error>?>(nil)
         let ready = DispatchSemaphore(value: 0)
@@ -29,13 +29,14 @@ private final class Router: Sendable {
         thread = ServiceThread(name: "router") {
             let router: Socket
             do {
-                router = try Context.shared.makeSocket(.router)
+                router = try context.makeSocket(.router)
                 try router.set(.linger(milliseconds: 0))
                 try router.set(.receiveTimeout(milliseconds: 20))
                 if let heartbeat {
                     try router.set(.heartbeatInterval(milliseconds: heartbeat))
                     try router.set(.heartbeatTimeout(milliseconds: heartbeat * 3))
                 }
+                try router.secure(curve)
                 try router.bind(endpoint)
                 bound.withLock { $0 = .success(router.lastEndpoint) }
             } catch {
@@ -184,9 +185,9 @@ struct ZMTPLinkTests {
 @Suite("ZMTP frames from the peer")
 struct ZMTPDecoderTests {
     private func decoder(_ bytes: [UInt8]) throws -> [ZMTPInbound] {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(ZMTPDecoder(maxFrames: 3, maxMessageBytes: 1_000)))
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(ZMTPDecoder(maxFrameBytes: 1_000)))
         var greeting = ByteBuffer()
-        ZMTPWire.writeGreeting(into: &greeting)
+        ZMTPWire.writeGreeting(mechanism: "CURVE", into: &greeting)
         try channel.writeInbound(greeting)
         try channel.writeInbound(ByteBuffer(bytes: bytes))
         var read: [ZMTPInbound] = []
@@ -194,28 +195,81 @@ struct ZMTPDecoderTests {
         return read
     }
 
-    @Test("a message's frames arrive together, a command by its name, a long frame by its 8-byte size")
+    @Test("frames with their flags, a long one by its 8-byte size; a message's frames gathered until the last")
     func frames() throws {
         var bytes: [UInt8] = [0x01, 0, 0x01, 2, 0x68, 0x69, 0x02] + withUnsafeBytes(of: UInt64(300).bigEndian, Array.init)
         bytes += [UInt8](repeating: 0x61, count: 300)
         bytes += [0x04, 7, 4] + Array("PING".utf8) + [0, 1]
         let read = try decoder(bytes)
-        #expect(read.count == 3)
-        guard case .greeting(3, "NULL") = read[0], case .message(let frames) = read[1], case .command("PING", let body) = read[2] else {
+        #expect(read.count == 5)
+        guard case .greeting(3, "CURVE") = read[0], case .frame(0x04, let ping) = read[4] else {
             Issue.record("\(read)")
             return
         }
-        #expect(frames.map(\.readableBytes) == [0, 2, 300])
-        #expect(body.readableBytes == 2)
+        #expect(ZMTPWire.parseCommand(ping)?.name == "PING")
+        var assembler = MessageAssembler(maxFrames: 3, maxBytes: 1_000)
+        var message: [ByteBuffer]?
+        for case .frame(let flags, let body) in read[1...3] {
+            #expect(message == nil)
+            message = try assembler.add(body, more: flags & ZMTPWire.more != 0)
+        }
+        #expect(message?.map(\.readableBytes) == [0, 2, 300])
     }
 
-    @Test("a frame larger than the limit, or a message of too many frames, is refused before it is read")
+    @Test("a frame larger than the limit, or a message of too many frames or bytes, is refused before it is kept")
     func limits() throws {
         let huge: [UInt8] = [0x02] + withUnsafeBytes(of: UInt64.max.bigEndian, Array.init)
         #expect(throws: ZMTPProtocolError.self) { try decoder(huge) }
-        let tooMany: [UInt8] = [0x01, 0, 0x01, 0, 0x01, 0, 0x00, 0]
-        #expect(throws: ZMTPProtocolError.self) { try decoder(tooMany) }
-        let notZMTP = EmbeddedChannel(handler: ByteToMessageHandler(ZMTPDecoder(maxFrames: 3, maxMessageBytes: 1_000)))
+        var assembler = MessageAssembler(maxFrames: 2, maxBytes: 10)
+        _ = try assembler.add(ByteBuffer(bytes: [1]), more: true)
+        _ = try assembler.add(ByteBuffer(bytes: [2]), more: true)
+        #expect(throws: ZMTPProtocolError.self) { try assembler.add(ByteBuffer(bytes: [3]), more: false) }
+        var small = MessageAssembler(maxFrames: 5, maxBytes: 10)
+        _ = try small.add(ByteBuffer(bytes: [UInt8](repeating: 0, count: 6)), more: true)
+        #expect(throws: ZMTPProtocolError.self) { try small.add(ByteBuffer(bytes: [UInt8](repeating: 0, count: 6)), more: false) }
+        let notZMTP = EmbeddedChannel(handler: ByteToMessageHandler(ZMTPDecoder(maxFrameBytes: 1_000)))
         #expect(throws: ZMTPProtocolError.self) { try notZMTP.writeInbound(ByteBuffer(bytes: [UInt8](repeating: 0x47, count: 64))) }
+    }
+}
+
+@Suite("CURVE from the event loops (ZMTPLink)", .ownThread)
+struct ZMTPCurveTests {
+    @Test("a libzmq CURVE server admits the link's key and answers through the sealed frames, heartbeats included; another key is refused")
+    func curve() async throws {
+        let server = try CurveKeyPair.generate()
+        let client = try CurveKeyPair.generate()
+        let stranger = try CurveKeyPair.generate()
+        let context = try Context()
+        let zap = try ZAPAuthenticator(allowing: [client.publicKey], context: context)
+        defer { zap.stop() }
+        let router = try Router("tcp://127.0.0.1:*", heartbeat: 100, curve: .server(secretKey: server.secretKey),
+                                context: context, answer: Router.echo)
+        defer { router.close() }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        let link = try ZMTPLink(service: "toy", endpoint: router.endpoint, curve: .client(client, serverKey: server.publicKey),
+                                timeout: 2, group: group)
+        // Attachments and a frame past 255 bytes, so that MORE and long sizes are sealed too.
+        let big = Data(repeating: 0x5A, count: 70_000)
+        for index in 0..<20 {
+            let frames = request("sealed-\(index)", JSONObject([("n", .number(.integer(Int64(index))))])) + [big, Data("x".utf8)]
+            let reply = try await call(link, frames, id: "sealed-\(index)").get()
+            guard case .success(let body) = ReplyEnvelope.decode(reply[0]).result else { throw ZMTPProtocolError(description: "\(reply)") }
+            #expect(body["n"] == .number(.integer(Int64(index))))
+        }
+        try await Task.sleep(for: .milliseconds(800))
+        #expect((try? await call(link, request("after"), id: "after").get()) != nil)
+        #expect(try link.handshakes() <= 2, "a connection per loop, kept through the heartbeats")
+        link.close()
+
+        let refused = try ZMTPLink(service: "toy", endpoint: router.endpoint, curve: .client(stranger, serverKey: server.publicKey),
+                                   timeout: 0.5, group: group)
+        if case .failure(let error as ServiceError) = await call(refused, request("no"), id: "no") {
+            #expect(error.code == .unavailable)
+        } else {
+            Issue.record("a key the server does not know was answered")
+        }
+        #expect(try refused.handshakes() == 0)
+        refused.close()
+        try await group.shutdownGracefully()
     }
 }

@@ -19,10 +19,9 @@ final class Backends: Sendable {
             clients[service] = try AsyncServiceClient(.init(
                 service: service, endpoint: settings.endpoint(of: service), timeout: settings.serviceTimeout,
                 tries: settings.serviceTries, curve: curve)) { endpoint in
-                // Plaintext services are asked from the event loops themselves (ZMTP by NIO);
-                // CURVE's through libzmq.
-                guard curve == nil, ZMTPLink.supports(endpoint) else { return nil }
-                return try ZMTPLink(service: service, endpoint: endpoint, timeout: settings.serviceTimeout,
+                // Asked from the event loops themselves (ZMTP by NIO); `inproc://` through libzmq.
+                guard ZMTPLink.supports(endpoint) else { return nil }
+                return try ZMTPLink(service: service, endpoint: endpoint, curve: curve, timeout: settings.serviceTimeout,
                                     group: .singleton)
             }
         }
