@@ -9,12 +9,13 @@ import NIOHTTPTypes
 /// Through Hummingbird a request wakes a task on Swift's thread pool, which waits for
 /// the service's reply and hands its answer back to the event loop: two thread
 /// hand-overs of the five a search cost, and half the edge's own CPU (BENCHMARKS.md,
-/// "Edge"). Here the request is sent to the service from the event loop, and the
-/// link's thread hands the reply straight back to it.
+/// "Edge"). Here the request is sent to the service from the event loop, and its reply
+/// comes back to the same loop (`ZMTPLink`).
 ///
 /// HTTP/1.1 answers in the order it is asked, and either side may be answering: what
 /// arrives while a request is answered, passed or Hummingbird's, waits here (and no
-/// more is read meanwhile), and is taken in turn once that answer's end is written.
+/// more is read while anything waits), and is taken in turn once that answer's end is
+/// written.
 final class PassingHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -79,8 +80,12 @@ final class PassingHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Whether parts that come now would have to wait.
-    private var isHolding: Bool { isAnswering || !waiting.isEmpty }
+    /// Whether reading stops: once a part waits. Not merely while a request is
+    /// answered: a client that asks once and waits sends nothing meanwhile, and a read
+    /// held and asked for again costs two `epoll_ctl` calls a request (NIO drops the
+    /// socket's read interest and takes it up again). A client that pipelines gets one
+    /// read's parts into `waiting`, then no more until they are taken.
+    private var isHolding: Bool { !waiting.isEmpty }
 
     /// Takes a part: a passed request's is kept or asked, another goes on to Hummingbird
     /// (returns true then).
