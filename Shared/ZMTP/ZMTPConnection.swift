@@ -31,7 +31,10 @@ final class ZMTPConnection {
         var then: RequestLink.Completion
     }
 
+    /// The connection, from its `channelActive` until its `channelInactive`.
     private var channel: (any Channel)?
+    /// Whether a connection is being made (its name looked up, its TCP connect under way).
+    private var isConnecting = false
     /// Whether the peer's READY came: messages go out only after it.
     private var isReady = false
     private var isClosed = false
@@ -130,11 +133,13 @@ final class ZMTPConnection {
 
     func connect() {
         loop.assertInEventLoop()
-        guard !isClosed, channel == nil else { return }
         reconnect = nil
+        guard !isClosed, channel == nil, !isConnecting else { return }
+        isConnecting = true
         let bound = NIOLoopBound(self, eventLoop: loop)
+        // NIO's client channels have TCP_NODELAY on already. (Not `.socketOption(.tcp_nodelay)`: that is
+        // SOL_SOCKET's option 1, SO_DEBUG, which a container's unprivileged user may not set.)
         let bootstrap = ClientBootstrap(group: loop)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connectTimeout(.seconds(2))
             .channelInitializer { [curve] channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -151,13 +156,18 @@ final class ZMTPConnection {
         }
         connecting.whenComplete { result in
             let connection = bound.value
-            switch result {
-            case .success(let channel):
-                if connection.isClosed { channel.close(promise: nil) } else { connection.channel = channel }
-            case .failure:
-                connection.scheduleReconnect()
-            }
+            connection.isConnecting = false
+            // The channel attached itself when it became active (`attached`), and may be gone
+            // already: what matters is whether one is there now.
+            if connection.channel == nil { connection.scheduleReconnect() }
         }
+    }
+
+    /// A connection became active.
+    func attached(_ active: any Channel) {
+        guard !isClosed else { return active.close(promise: nil) }
+        channel = active
+        isReady = false
     }
 
     /// The peer's READY: what waited goes out.
@@ -172,7 +182,7 @@ final class ZMTPConnection {
 
     /// The connection ended: tries sent on it go unanswered and time out; a new one is made.
     func lost(_ ended: any Channel) {
-        guard channel === ended || channel == nil else { return }
+        guard channel === ended else { return }
         channel = nil
         isReady = false
         scheduleReconnect()
@@ -230,6 +240,7 @@ final class ZMTPHandler: ChannelDuplexHandler {
             ?? ZMTPWire.command("READY", ZMTPWire.properties([("Socket-Type", Self.socketType)]))
         ZMTPWire.writeFrame(first, flags: ZMTPWire.command, into: &greeting)
         context.writeAndFlush(wrapOutboundOut(greeting), promise: nil)
+        connection.value.attached(context.channel)
         context.fireChannelActive()
     }
 
