@@ -38,8 +38,10 @@ final class ZMTPConnection {
     /// Whether the peer's READY came: messages go out only after it.
     private var isReady = false
     private var isClosed = false
-    /// Messages written while there is no ready connection, in order.
-    private var waiting: [[Data]] = []
+    /// Tries made while there is no ready connection, in order, by request id and try
+    /// number: one that is no longer current when the connection is ready (answered,
+    /// tried again, or given up) is not sent.
+    private var waiting: [(id: String, try: UInt64)] = []
     private var pending: [String: Pending] = [:]
     /// Every try waits the same time, so deadlines come in the order tries were sent.
     private var deadlines = CircularBuffer<(at: NIODeadline, id: String, try: UInt64)>()
@@ -86,7 +88,7 @@ final class ZMTPConnection {
         if isReady, let channel {
             channel.writeAndFlush(request.message, promise: nil)
         } else if waiting.count < Self.waitingLimit {
-            waiting.append(request.message)
+            waiting.append((id, request.currentTry))
         }
     }
 
@@ -175,7 +177,10 @@ final class ZMTPConnection {
         guard let channel else { return }
         isReady = true
         handshakes += 1
-        for message in waiting { channel.write(message, promise: nil) }
+        for (id, number) in waiting {
+            guard let request = pending[id], request.currentTry == number else { continue }
+            channel.write(request.message, promise: nil)
+        }
         waiting.removeAll()
         channel.flush()
     }

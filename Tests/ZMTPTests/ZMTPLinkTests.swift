@@ -273,3 +273,32 @@ struct ZMTPCurveTests {
         try await group.shutdownGracefully()
     }
 }
+
+@Suite("ZMTP while the service is away", .ownThread)
+struct ZMTPAwayTests {
+    @Test("a request given up while the service was away is not sent when it comes back; one still being tried is, once")
+    func givenUpStaysUnsent() async throws {
+        // A port just freed: nothing listens there yet.
+        let probe = try Context.shared.makeSocket(.router)
+        try probe.bind("tcp://127.0.0.1:*")
+        let endpoint = probe.lastEndpoint
+        probe.close()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let link = try ZMTPLink(service: "toy", endpoint: endpoint, timeout: 0.4, group: group)
+        let givenUp = await call(link, request("given-up"), id: "given-up", tries: 1)
+        if case .failure(let error as ServiceError) = givenUp { #expect(error.code == .unavailable) } else { Issue.record("\(givenUp)") }
+        async let waiting = call(link, request("waiting"), id: "waiting", tries: 10)
+        try await Task.sleep(for: .milliseconds(100))
+        let seen = Mutex<[String]>([])
+        let router = try Router(endpoint) { envelope, count in
+            seen.withLock { $0.append(envelope.id) }
+            return Router.echo(envelope, count)
+        }
+        #expect((try? await waiting.get()) != nil)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(seen.withLock { $0 } == ["waiting"])
+        router.close()
+        link.close()
+        try await group.shutdownGracefully()
+    }
+}
