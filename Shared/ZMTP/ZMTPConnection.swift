@@ -52,6 +52,10 @@ final class ZMTPConnection {
     private(set) var handshakes = 0
 
     static let reconnectInterval = TimeAmount.milliseconds(100)
+    /// How late a timeout may be noticed. Answered tries keep their deadlines until they
+    /// pass, one per request, so a timer at each would fire thousands of times a second
+    /// under load; one fire takes every deadline due within this much.
+    static let deadlineSlack = TimeAmount.milliseconds(20)
     /// Messages kept while disconnected; a try past it counts as one that timed out.
     static let waitingLimit = 100_000
     static let replyLimits = (frames: 2 + Limits.requestFrames, bytes: Limits.messageBytes + 1024)
@@ -106,7 +110,7 @@ final class ZMTPConnection {
     private func armTimer() {
         guard timer == nil, let first = deadlines.first else { return }
         let bound = NIOLoopBound(self, eventLoop: loop)
-        timer = loop.scheduleTask(deadline: first.at) {
+        timer = loop.scheduleTask(deadline: first.at + Self.deadlineSlack) {
             let connection = bound.value
             connection.timer = nil
             connection.expire(now: .now())
