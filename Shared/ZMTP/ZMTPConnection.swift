@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Logging
 import NIOCore
 import NIOPosix
 import ServiceClient
@@ -15,12 +16,15 @@ import Wire
 /// `unavailable`; a reply to a try of a request already answered is dropped. Like a
 /// libzmq DEALER it connects again by itself (every 100 ms) when the connection
 /// drops or the service is not there yet; what is sent meanwhile waits for it.
+/// Unlike one, it knows which tries a dropped connection took with it: they count as
+/// timed out at once (the next goes out on the next connection), not after `timeout`.
 final class ZMTPConnection {
     let loop: any EventLoop
     let endpoint: ZMTPEndpoint
     let service: String
     let curve: CurveClient.Keys?
     private let timeout: TimeAmount
+    private let logger: Logger?
 
     private struct Pending {
         /// The request's frames, the empty delimiter first: sealed afresh for each try under CURVE.
@@ -50,6 +54,10 @@ final class ZMTPConnection {
     private var reconnect: Scheduled<Void>?
     /// Handshakes completed, for tests: a connection the peer dropped makes another.
     private(set) var handshakes = 0
+    /// Why the current connection's handshake failed, when the handler knows.
+    private var handshakeProblem: String?
+    /// Whether a failed handshake was logged: once until one succeeds again, not every 100 ms.
+    private var refusalLogged = false
 
     static let reconnectInterval = TimeAmount.milliseconds(100)
     /// How late a timeout may be noticed. Answered tries keep their deadlines until they
@@ -60,8 +68,10 @@ final class ZMTPConnection {
     static let waitingLimit = 100_000
     static let replyLimits = (frames: 2 + Limits.requestFrames, bytes: Limits.messageBytes + 1024)
 
-    init(service: String, endpoint: ZMTPEndpoint, curve: CurveClient.Keys?, timeout: TimeInterval, loop: any EventLoop) {
+    init(service: String, endpoint: ZMTPEndpoint, curve: CurveClient.Keys?, timeout: TimeInterval, loop: any EventLoop,
+         logger: Logger? = nil) {
         self.service = service
+        self.logger = logger
         self.curve = curve
         self.endpoint = endpoint
         self.timeout = .nanoseconds(Int64(timeout * 1_000_000_000))
@@ -122,16 +132,22 @@ final class ZMTPConnection {
     private func expire(now: NIODeadline) {
         while let first = deadlines.first, first.at <= now {
             deadlines.removeFirst()
-            guard var request = pending[first.id], request.currentTry == first.try else { continue }
-            request.triesLeft -= 1
-            if request.triesLeft > 0 {
-                pending[first.id] = request
-                sendTry(first.id)
-            } else {
-                pending[first.id] = nil
-                request.then(.failure(ServiceError.unavailable(
-                    "the service did not answer", detail: "every try to \(service) at \(endpoint) timed out")))
-            }
+            guard let request = pending[first.id], request.currentTry == first.try else { continue }
+            failTry(first.id, detail: "every try to \(service) at \(endpoint) timed out")
+        }
+    }
+
+    /// The current try of `id` will get no answer: the next is sent (or waits for a
+    /// connection) while tries are left, else the caller hears `unavailable`.
+    private func failTry(_ id: String, detail: String) {
+        guard var request = pending[id] else { return }
+        request.triesLeft -= 1
+        if request.triesLeft > 0 {
+            pending[id] = request
+            sendTry(id)
+        } else {
+            pending[id] = nil
+            request.then(.failure(ServiceError.unavailable("the service did not answer", detail: detail)))
         }
     }
 
@@ -181,6 +197,11 @@ final class ZMTPConnection {
         guard let channel else { return }
         isReady = true
         handshakes += 1
+        handshakeProblem = nil
+        if refusalLogged {
+            refusalLogged = false
+            logger?.notice("\(service) accepts the connection again", metadata: ["endpoint": "\(endpoint)"])
+        }
         for (id, number) in waiting {
             guard let request = pending[id], request.currentTry == number else { continue }
             channel.write(request.message, promise: nil)
@@ -189,12 +210,36 @@ final class ZMTPConnection {
         channel.flush()
     }
 
-    /// The connection ended: tries sent on it go unanswered and time out; a new one is made.
+    /// Why the handshake under way is failing, told by the handler before it closes.
+    func handshakeFailed(_ problem: String) {
+        handshakeProblem = problem
+    }
+
+    /// The connection ended, and a new one is made. The tries written on it will not be
+    /// answered; each counts as timed out now. One that ended before its handshake did
+    /// (a wrong CURVE key is dropped without a word) is logged, once until one succeeds.
     func lost(_ ended: any Channel) {
         guard channel === ended else { return }
+        let wasReady = isReady
         channel = nil
         isReady = false
         scheduleReconnect()
+        guard wasReady else {
+            if !refusalLogged, !isClosed {
+                refusalLogged = true
+                logger?.warning("\(service) ended the connection during the handshake; trying again every 100 ms", metadata: [
+                    "endpoint": "\(endpoint)", "mechanism": "\(curve == nil ? "NULL" : "CURVE")",
+                    "problem": "\(handshakeProblem ?? "closed by the service (a CURVE key it does not accept?)")",
+                ])
+            }
+            handshakeProblem = nil
+            return
+        }
+        // Every request in flight had its current try written on this connection (none
+        // waits while one is ready). Their callers may send more meanwhile: those wait.
+        for id in Array(pending.keys) {
+            failTry(id, detail: "the connection to \(service) at \(endpoint) closed before it answered")
+        }
     }
 
     private func scheduleReconnect() {
@@ -282,6 +327,7 @@ final class ZMTPHandler: ChannelDuplexHandler {
                 }
             }
         } catch {
+            if !isReady { connection.value.handshakeFailed("\(error)") }
             context.close(promise: nil)
         }
     }
@@ -318,7 +364,11 @@ final class ZMTPHandler: ChannelDuplexHandler {
             }
             context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
         case "ERROR":
-            throw ZMTPProtocolError(description: "the service refused the connection")
+            // The reason: its length in one byte, then its text.
+            let reason = data.getInteger(at: data.readerIndex, as: UInt8.self).flatMap { length in
+                data.getString(at: data.readerIndex + 1, length: min(Int(length), data.readableBytes - 1))
+            } ?? ""
+            throw ZMTPProtocolError(description: "the service refused the connection: ERROR \(reason)")
         default:
             break
         }
@@ -341,6 +391,7 @@ final class ZMTPHandler: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if !isReady { connection.value.handshakeFailed("\(error)") }
         context.close(promise: nil)
     }
 }

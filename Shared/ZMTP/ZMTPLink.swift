@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOCore
 import NIOPosix
 import ServiceClient
@@ -56,9 +57,11 @@ public final class ZMTPLink: RequestLink {
     }
 
     /// Connects from each loop of `group` (the loops that will call `send`).
-    /// - Parameter curve: the client's keys and the service's public key; nil for plaintext.
+    /// - Parameters:
+    ///   - curve: the client's keys and the service's public key; nil for plaintext.
+    ///   - logger: where a service that ends connections during the handshake is told of.
     public init(service: String, endpoint: String, curve: CurveRole? = nil, timeout: TimeInterval,
-                group: MultiThreadedEventLoopGroup) throws {
+                group: MultiThreadedEventLoopGroup, logger: Logger? = nil) throws {
         guard let parsed = ZMTPEndpoint(endpoint) else {
             throw ZMTPProtocolError(description: "\(endpoint) is not a tcp:// or ipc:// endpoint")
         }
@@ -79,7 +82,7 @@ public final class ZMTPLink: RequestLink {
         var indexByLoop: [ObjectIdentifier: Int] = [:]
         for loop in group.makeIterator() {
             let box = NIOLoopBoundBox.makeBoxSendingValue(
-                ZMTPConnection(service: service, endpoint: parsed, curve: keys, timeout: timeout, loop: loop), eventLoop: loop)
+                ZMTPConnection(service: service, endpoint: parsed, curve: keys, timeout: timeout, loop: loop, logger: logger), eventLoop: loop)
             indexByLoop[ObjectIdentifier(loop)] = connections.count
             connections.append(box)
             loop.execute { box.value.connect() }

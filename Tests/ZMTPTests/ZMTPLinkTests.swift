@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Logging
 import NIOCore
 import NIOEmbedded
 import NIOPosix
@@ -70,6 +71,33 @@ private final class Router: Sendable {
 
 private func request(_ id: String, _ body: JSONObject = JSONObject()) -> [Data] {
     [RequestEnvelope.encode(id: id, op: "toy.echo", token: nil, origin: nil, body: .object(body))]
+}
+
+/// Keeps the lines logged through it, for tests that check what an operator is told.
+private struct RecordingLog: LogHandler {
+    final class Lines: Sendable {
+        let lines = Mutex<[(Logger.Level, String)]>([])
+        var all: [(Logger.Level, String)] { lines.withLock { $0 } }
+    }
+
+    let recorded: Lines
+    var logLevel = Logger.Level.trace
+    var metadata = Logger.Metadata()
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let problem = event.metadata?["problem"].map { " (\($0))" } ?? ""
+        recorded.lines.withLock { $0.append((event.level, "\(event.message)\(problem)")) }
+    }
+
+    static func logger() -> (Logger, Lines) {
+        let lines = Lines()
+        return (Logger(label: "test") { _ in RecordingLog(recorded: lines) }, lines)
+    }
 }
 
 private func call(_ link: ZMTPLink, _ frames: [Data], id: String, tries: Int = 1) async -> Result<[Data], any Error> {
@@ -261,14 +289,19 @@ struct ZMTPCurveTests {
         #expect(try link.handshakes() <= 2, "a connection per loop, kept through the heartbeats")
         link.close()
 
+        let (logger, log) = RecordingLog.logger()
         let refused = try ZMTPLink(service: "toy", endpoint: router.endpoint, curve: .client(stranger, serverKey: server.publicKey),
-                                   timeout: 0.5, group: group)
+                                   timeout: 0.5, group: group, logger: logger)
         if case .failure(let error as ServiceError) = await call(refused, request("no"), id: "no") {
             #expect(error.code == .unavailable)
         } else {
             Issue.record("a key the server does not know was answered")
         }
         #expect(try refused.handshakes() == 0)
+        // Refused again every 100 ms on each of the two loops' connections: told once a connection.
+        let warnings = log.all.filter { $0.0 == .warning }
+        #expect(warnings.count == 2, "\(warnings)")
+        #expect(warnings.allSatisfy { $0.1.contains("toy ended the connection during the handshake") }, "\(warnings)")
         refused.close()
         try await group.shutdownGracefully()
     }
@@ -276,6 +309,46 @@ struct ZMTPCurveTests {
 
 @Suite("ZMTP while the service is away", .ownThread)
 struct ZMTPAwayTests {
+    @Test("a try on a connection that drops is sent again on the next one at once, not after its timeout")
+    func droppedTryGoesAgain() async throws {
+        let seen = Mutex<[String]>([])
+        // The first service takes the request and goes away without answering.
+        var router = try Router("tcp://127.0.0.1:*") { envelope, _ in
+            seen.withLock { $0.append(envelope.id) }
+            return nil
+        }
+        let endpoint = router.endpoint
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let link = try ZMTPLink(service: "toy", endpoint: endpoint, timeout: 30, group: group)
+        async let answer = call(link, request("dropped"), id: "dropped", tries: 2)
+        while seen.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+        router.close()
+        let restarted = ProcessInfo.processInfo.systemUptime
+        router = try Router(endpoint) { envelope, count in
+            seen.withLock { $0.append(envelope.id) }
+            return Router.echo(envelope, count)
+        }
+        #expect((try? await answer.get()) != nil)
+        // Well inside the try's 30 s: the reconnect (100 ms) is what it waited for.
+        #expect(ProcessInfo.processInfo.systemUptime - restarted < 5)
+        #expect(seen.withLock { $0 } == ["dropped", "dropped"])
+        router.close()
+
+        // With its last try on the dropped connection, the caller hears at once.
+        router = try Router(endpoint) { envelope, _ in
+            seen.withLock { $0.append(envelope.id) }
+            return nil
+        }
+        async let lastTry = call(link, request("last"), id: "last", tries: 1)
+        while !seen.withLock({ $0.contains("last") }) { try await Task.sleep(for: .milliseconds(10)) }
+        router.close()
+        let dropped = ProcessInfo.processInfo.systemUptime
+        if case .failure(let error as ServiceError) = await lastTry { #expect(error.code == .unavailable) } else { Issue.record("answered") }
+        #expect(ProcessInfo.processInfo.systemUptime - dropped < 5)
+        link.close()
+        try await group.shutdownGracefully()
+    }
+
     @Test("a request given up while the service was away is not sent when it comes back; one still being tried is, once")
     func givenUpStaysUnsent() async throws {
         // A port just freed: nothing listens there yet.

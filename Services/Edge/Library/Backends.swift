@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import HTTPTypes
+import Logging
 import Hummingbird
 import NIOCore
 import NIOPosix
@@ -12,7 +13,9 @@ import ZMTP
 final class Backends: Sendable {
     private let clients: [String: AsyncServiceClient]
 
-    init(settings: EdgeSettings) throws {
+    /// - Parameter logger: where a service refusing the edge's connections is told of
+    ///   (nil for a second set of clients to the same services).
+    init(settings: EdgeSettings, logger: Logger? = nil) throws {
         var clients: [String: AsyncServiceClient] = [:]
         for service in ServiceEndpoints.services {
             let curve = try settings.curve(of: service)
@@ -22,7 +25,7 @@ final class Backends: Sendable {
                 // Asked from the event loops themselves (ZMTP by NIO); `inproc://` through libzmq.
                 guard ZMTPLink.supports(endpoint) else { return nil }
                 return try ZMTPLink(service: service, endpoint: endpoint, curve: curve, timeout: settings.serviceTimeout,
-                                    group: .singleton)
+                                    group: .singleton, logger: logger)
             }
         }
         self.clients = clients

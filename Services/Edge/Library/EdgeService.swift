@@ -35,7 +35,7 @@ public final class EdgeService {
         self.settings = settings
         self.logger = logger
         Self.bootstrapMetrics()
-        backends = try Backends(settings: settings)
+        backends = try Backends(settings: settings, logger: logger)
         // Readiness asks each service once, within a second.
         var quick = settings
         quick.serviceTimeout = 1
