@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
 
-SYSTEM_PACKAGES := libzmq3-dev libsqlite3-dev zlib1g-dev pkg-config python3-venv curl libjs-leaflet python3-aiosmtpd python3-h2 python3-cryptography openssl
+SYSTEM_PACKAGES := libzmq3-dev libsodium-dev libsqlite3-dev zlib1g-dev pkg-config python3-venv curl libjs-leaflet python3-aiosmtpd python3-h2 python3-cryptography openssl
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RELEASE_BIN := .build/release
 

@@ -55,6 +55,11 @@ let package = Package(
             name: "CZeroMQ",
             path: "Shared/CZeroMQ"
         ),
+        // NaCl's box for the edge's CurveZMQ (`ZMTP`): the same libsodium that libzmq seals with.
+        .systemLibrary(
+            name: "CSodium",
+            path: "Shared/CSodium"
+        ),
         .systemLibrary(
             name: "CZlib",
             path: "Shared/CZlib",
@@ -135,7 +140,7 @@ let package = Package(
         .target(
             name: "ZMTP",
             dependencies: [
-                "ServiceClient", "ZeroMQ", "Contracts", "Wire",
+                "ServiceClient", "ZeroMQ", "Contracts", "Wire", "CSodium",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

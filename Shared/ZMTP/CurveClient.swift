@@ -102,8 +102,8 @@ final class CurveClient {
             throw ZMTPProtocolError(description: "a CURVE MESSAGE from the server is too short")
         }
         let number = Self.uint64(short)
-        guard number > peerNonce,
-              let opened = session.open(rest.readableBytesView, nonce: Array("CurveZMQMESSAGES".utf8) + short) else {
+        let nonce = Array("CurveZMQMESSAGES".utf8) + short
+        guard number > peerNonce, let opened = rest.withUnsafeReadableBytes({ session.open($0, nonce: nonce) }) else {
             throw ZMTPProtocolError(description: "a CURVE MESSAGE from the server does not open, or repeats a nonce")
         }
         peerNonce = number

@@ -15,8 +15,10 @@ struct SecretBoxTests {
         return bytes
     }
 
-    /// Made with libsodium (PyPI's PyNaCl: `crypto_box(message, nonce, pk2, sk1)` and
-    /// `crypto_box_beforenm(pk2, sk1)`), an implementation independent of this one.
+    /// Made with PyPI's PyNaCl (`crypto_box(message, nonce, pk2, sk1)` and
+    /// `crypto_box_beforenm(pk2, sk1)`): libsodium too, through NaCl's classic calls, so
+    /// what they check is `SecretBox`'s use of it (the key, the tag before the
+    /// ciphertext, the nonce), as the CURVE test checks it against libzmq's server.
     static let secretKey1 = [UInt8](1...32)
     static let publicKey2 = hex("5714769d116bf76436ae74bc793d2c30ad1903c59ac5273805c7e2698b410c36")
     static let nonce = [UInt8](200..<224)

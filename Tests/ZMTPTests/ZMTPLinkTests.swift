@@ -38,7 +38,16 @@ private final class Router: Sendable {
                     try router.set(.heartbeatTimeout(milliseconds: heartbeat * 3))
                 }
                 try router.secure(curve)
-                try router.bind(endpoint)
+                // The port of a ROUTER closed a moment ago is let go by libzmq's I/O thread
+                // a little later: bound again, it may still be in use.
+                for attempt in 1... {
+                    do {
+                        try router.bind(endpoint)
+                        break
+                    } catch where attempt < 100 {
+                        Thread.sleep(forTimeInterval: 0.02)
+                    }
+                }
                 bound.withLock { $0 = .success(router.lastEndpoint) }
             } catch {
                 bound.withLock { $0 = .failure(error) }
