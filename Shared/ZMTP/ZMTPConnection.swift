@@ -32,6 +32,8 @@ final class ZMTPConnection {
         var triesLeft: Int
         /// The try now waiting: a deadline counts only against the try it was set for.
         var currentTry: UInt64 = 0
+        /// Whether that try is in `waiting` (made while no connection was ready).
+        var isWaiting = false
         var then: RequestLink.Completion
     }
 
@@ -46,6 +48,11 @@ final class ZMTPConnection {
     /// number: one that is no longer current when the connection is ready (answered,
     /// tried again, or given up) is not sent.
     private var waiting: [(id: String, try: UInt64)] = []
+    /// How many entries of `waiting` are current tries: the rest are dropped when they
+    /// outnumber them, so a service away for long under steady traffic neither fills the
+    /// queue with tries already given up (leaving new ones unqueued) nor grows it.
+    private var currentWaiting = 0
+    private let waitingLimit: Int
     private var pending: [String: Pending] = [:]
     /// Every try waits the same time, so deadlines come in the order tries were sent.
     private var deadlines = CircularBuffer<(at: NIODeadline, id: String, try: UInt64)>()
@@ -64,13 +71,14 @@ final class ZMTPConnection {
     /// pass, one per request, so a timer at each would fire thousands of times a second
     /// under load; one fire takes every deadline due within this much.
     static let deadlineSlack = TimeAmount.milliseconds(20)
-    /// Messages kept while disconnected; a try past it counts as one that timed out.
-    static let waitingLimit = 100_000
+    /// Current tries kept while disconnected; a try past it counts as one that timed out.
+    static let defaultWaitingLimit = 100_000
     static let replyLimits = (frames: 2 + Limits.requestFrames, bytes: Limits.messageBytes + 1024)
 
     init(service: String, endpoint: ZMTPEndpoint, curve: CurveClient.Keys?, timeout: TimeInterval, loop: any EventLoop,
-         logger: Logger? = nil) {
+         logger: Logger? = nil, waitingLimit: Int = ZMTPConnection.defaultWaitingLimit) {
         self.service = service
+        self.waitingLimit = waitingLimit
         self.logger = logger
         self.curve = curve
         self.endpoint = endpoint
@@ -96,14 +104,30 @@ final class ZMTPConnection {
         guard var request = pending[id] else { return }
         self.tries += 1
         request.currentTry = self.tries
-        pending[id] = request
+        // A try that waited and is superseded stays in `waiting`, no longer current.
+        if request.isWaiting { currentWaiting -= 1 }
+        request.isWaiting = false
         deadlines.append((.now() + timeout, id, self.tries))
         armTimer()
         if isReady, let channel {
             channel.writeAndFlush(request.message, promise: nil)
-        } else if waiting.count < Self.waitingLimit {
+        } else if currentWaiting < waitingLimit {
             waiting.append((id, request.currentTry))
+            request.isWaiting = true
+            currentWaiting += 1
         }
+        pending[id] = request
+        // Amortised: dropped once the entries no longer current are as many as the rest.
+        if waiting.count > 2 * currentWaiting + 64 {
+            waiting.removeAll { entry in pending[entry.id].map { !$0.isWaiting || $0.currentTry != entry.try } ?? true }
+        }
+    }
+
+    /// `id`'s request is answered or given up: it leaves `pending` (and its waiting try is no longer current).
+    private func finish(_ id: String) -> Pending? {
+        guard let request = pending.removeValue(forKey: id) else { return nil }
+        if request.isWaiting { currentWaiting -= 1 }
+        return request
     }
 
     /// A reply from the service: its caller's, unless that request was answered already.
@@ -111,7 +135,7 @@ final class ZMTPConnection {
         var frames = frames
         if frames.first?.readableBytes == 0 { frames.removeFirst() }
         let data = frames.map { Data($0.readableBytesView) }
-        guard let frame0 = data.first, let id = ReplyEnvelope.requestID(of: frame0), let request = pending.removeValue(forKey: id) else { return }
+        guard let frame0 = data.first, let id = ReplyEnvelope.requestID(of: frame0), let request = finish(id) else { return }
         request.then(.success(data))
     }
 
@@ -146,7 +170,7 @@ final class ZMTPConnection {
             pending[id] = request
             sendTry(id)
         } else {
-            pending[id] = nil
+            _ = finish(id)
             request.then(.failure(ServiceError.unavailable("the service did not answer", detail: detail)))
         }
     }
@@ -203,10 +227,13 @@ final class ZMTPConnection {
             logger?.notice("\(service) accepts the connection again", metadata: ["endpoint": "\(endpoint)"])
         }
         for (id, number) in waiting {
-            guard let request = pending[id], request.currentTry == number else { continue }
+            guard var request = pending[id], request.isWaiting, request.currentTry == number else { continue }
+            request.isWaiting = false
+            pending[id] = request
             channel.write(request.message, promise: nil)
         }
         waiting.removeAll()
+        currentWaiting = 0
         channel.flush()
     }
 
@@ -260,6 +287,7 @@ final class ZMTPConnection {
         let abandoned = pending.values
         pending.removeAll()
         waiting.removeAll()
+        currentWaiting = 0
         for request in abandoned { request.then(.failure(ServiceError.unavailable("the \(service) client closed"))) }
     }
 }

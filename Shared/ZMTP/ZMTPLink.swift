@@ -60,8 +60,15 @@ public final class ZMTPLink: RequestLink {
     /// - Parameters:
     ///   - curve: the client's keys and the service's public key; nil for plaintext.
     ///   - logger: where a service that ends connections during the handshake is told of.
-    public init(service: String, endpoint: String, curve: CurveRole? = nil, timeout: TimeInterval,
-                group: MultiThreadedEventLoopGroup, logger: Logger? = nil) throws {
+    public convenience init(service: String, endpoint: String, curve: CurveRole? = nil, timeout: TimeInterval,
+                            group: MultiThreadedEventLoopGroup, logger: Logger? = nil) throws {
+        try self.init(service: service, endpoint: endpoint, curve: curve, timeout: timeout, group: group, logger: logger,
+                      waitingLimit: ZMTPConnection.defaultWaitingLimit)
+    }
+
+    /// - Parameter waitingLimit: the current tries each connection keeps while the service is away (tests set it low).
+    init(service: String, endpoint: String, curve: CurveRole?, timeout: TimeInterval, group: MultiThreadedEventLoopGroup,
+         logger: Logger?, waitingLimit: Int) throws {
         guard let parsed = ZMTPEndpoint(endpoint) else {
             throw ZMTPProtocolError(description: "\(endpoint) is not a tcp:// or ipc:// endpoint")
         }
@@ -82,7 +89,8 @@ public final class ZMTPLink: RequestLink {
         var indexByLoop: [ObjectIdentifier: Int] = [:]
         for loop in group.makeIterator() {
             let box = NIOLoopBoundBox.makeBoxSendingValue(
-                ZMTPConnection(service: service, endpoint: parsed, curve: keys, timeout: timeout, loop: loop, logger: logger), eventLoop: loop)
+                ZMTPConnection(service: service, endpoint: parsed, curve: keys, timeout: timeout, loop: loop, logger: logger,
+                               waitingLimit: waitingLimit), eventLoop: loop)
             indexByLoop[ObjectIdentifier(loop)] = connections.count
             connections.append(box)
             loop.execute { box.value.connect() }

@@ -318,6 +318,41 @@ struct ZMTPCurveTests {
 
 @Suite("ZMTP while the service is away", .ownThread)
 struct ZMTPAwayTests {
+    @Test("tries given up while the service is away do not keep newer ones out of the queue")
+    func staleTriesMakeRoom() async throws {
+        let probe = try Context.shared.makeSocket(.router)
+        try probe.bind("tcp://127.0.0.1:*")
+        let endpoint = probe.lastEndpoint
+        probe.close()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        // Room for 4 waiting tries; each waits 1.5 s.
+        let link = try ZMTPLink(service: "toy", endpoint: endpoint, curve: nil, timeout: 1.5, group: group, logger: nil,
+                                waitingLimit: 4)
+        let early = await withTaskGroup(of: Bool.self) { tasks in
+            for index in 0..<4 {
+                tasks.addTask {
+                    if case .failure = await call(link, request("early-\(index)"), id: "early-\(index)") { return true }
+                    return false
+                }
+            }
+            return await tasks.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(early == 4, "nobody listens: all four given up")
+        // The queue holds four tries given up; a new one still waits for the service.
+        async let late = call(link, request("late"), id: "late")
+        try await Task.sleep(for: .milliseconds(100))
+        let seen = Mutex<[String]>([])
+        let router = try Router(endpoint) { envelope, count in
+            seen.withLock { $0.append(envelope.id) }
+            return Router.echo(envelope, count)
+        }
+        #expect((try? await late.get()) != nil, "the try made after the others were given up was sent on reconnect")
+        #expect(seen.withLock { $0 } == ["late"])
+        router.close()
+        link.close()
+        try await group.shutdownGracefully()
+    }
+
     @Test("a try on a connection that drops is sent again on the next one at once, not after its timeout")
     func droppedTryGoesAgain() async throws {
         let seen = Mutex<[String]>([])
