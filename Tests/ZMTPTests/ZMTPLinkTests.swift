@@ -109,6 +109,14 @@ private struct RecordingLog: LogHandler {
     }
 }
 
+/// A TCP port just freed: nothing listens there (yet).
+private func freedEndpoint() throws -> String {
+    let probe = try Context.shared.makeSocket(.router)
+    try probe.bind("tcp://127.0.0.1:*")
+    defer { probe.close() }
+    return probe.lastEndpoint
+}
+
 private func call(_ link: ZMTPLink, _ frames: [Data], id: String, tries: Int = 1) async -> Result<[Data], any Error> {
     await withCheckedContinuation { continuation in
         link.send(frames, id: id, tries: tries) { continuation.resume(returning: $0) }
@@ -181,11 +189,7 @@ struct ZMTPLinkTests {
     @Test("a second request with an id in flight is refused; nobody listening is unavailable")
     func conflictAndNobody() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        // A port just freed: nothing listens there.
-        let probe = try Context.shared.makeSocket(.router)
-        try probe.bind("tcp://127.0.0.1:*")
-        let endpoint = probe.lastEndpoint
-        probe.close()
+        let endpoint = try freedEndpoint()
         let link = try ZMTPLink(service: "toy", endpoint: endpoint, timeout: 0.3, group: group)
         async let first = call(link, request("twice"), id: "twice", tries: 2)
         try await Task.sleep(for: .milliseconds(50))
@@ -320,10 +324,7 @@ struct ZMTPCurveTests {
 struct ZMTPAwayTests {
     @Test("tries given up while the service is away do not keep newer ones out of the queue")
     func staleTriesMakeRoom() async throws {
-        let probe = try Context.shared.makeSocket(.router)
-        try probe.bind("tcp://127.0.0.1:*")
-        let endpoint = probe.lastEndpoint
-        probe.close()
+        let endpoint = try freedEndpoint()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         // Room for 4 waiting tries; each waits 1.5 s.
         let link = try ZMTPLink(service: "toy", endpoint: endpoint, curve: nil, timeout: 1.5, group: group, logger: nil,
@@ -395,11 +396,7 @@ struct ZMTPAwayTests {
 
     @Test("a request given up while the service was away is not sent when it comes back; one still being tried is, once")
     func givenUpStaysUnsent() async throws {
-        // A port just freed: nothing listens there yet.
-        let probe = try Context.shared.makeSocket(.router)
-        try probe.bind("tcp://127.0.0.1:*")
-        let endpoint = probe.lastEndpoint
-        probe.close()
+        let endpoint = try freedEndpoint()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let link = try ZMTPLink(service: "toy", endpoint: endpoint, timeout: 0.4, group: group)
         let givenUp = await call(link, request("given-up"), id: "given-up", tries: 1)
