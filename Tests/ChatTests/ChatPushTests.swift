@@ -118,6 +118,33 @@ struct ChatPushTests {
         #expect(status.sent == 4 && status.failed == 0 && status.pending == 0)
     }
 
+    @Test("the sender takes the messages waiting for their first try a window at a time, in order, and counts them all as pending")
+    func firstTriesInWindows() throws {
+        let server = try PushTestServer(.init(topic: "org.example.divebuddy"))
+        let fixture = try ChatFixture(environment: server.environment)
+        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
+        try fixture.catchUp()
+        _ = try Self.register(fixture, ben, apns: 40)
+        // The store as a held-up sender would find it: 12 messages, none pushed yet.
+        fixture.chat.pushSender.stop()
+        let store = fixture.chat.store
+        try store.database.pool.write { db in
+            for n in 1...12 { _ = try store.send("\(n)", from: ana.id, to: .user(ben.id), id: "w\(n)", at: Date(), in: db) }
+        }
+        #expect(try store.pushQueue(now: Date()).pending == 12)
+        var taken: [[String]] = [], more: [Bool] = []
+        while true {
+            let batch = try store.pendingPushes(now: Date(), retryLimit: PushSender.batch, firstTryLimit: 5)
+            guard let cursor = batch.cursor else { break }
+            taken.append(batch.pushes.map(\.notification.body))
+            more.append(batch.moreFirstTries)
+            try store.record(ChatStore.PushOutcomes(cursor: cursor))
+        }
+        #expect(taken == [["1", "2", "3", "4", "5"], ["6", "7", "8", "9", "10"], ["11", "12"]], "\(taken)")
+        #expect(more == [true, true, false])
+        #expect(try store.pushQueue(now: Date()).pending == 0)
+    }
+
     @Test("a device's pushes arrive in the order their messages were sent, so its badge ends at the newest count; one gone device is forgotten once")
     func inOrder() throws {
         var options = PushTestServer.Options(goneTokens: [Self.apnsToken(31)])

@@ -46,6 +46,8 @@ extension ChatStore {
         var cursor: Int64?
         /// Whether more retries are due than were taken.
         var moreRetries = false
+        /// Whether more messages wait for their first try than the batch took.
+        var moreFirstTries = false
     }
 
     /// The badge a message sent now to `recipient` carries, as SQL for the message's
@@ -67,18 +69,26 @@ extension ChatStore {
 
     // MARK: The sender's side
 
-    func pendingPushes(now: Date, retryLimit: Int) throws -> PushBatch {
+    /// The retries due (at most `retryLimit`) and the first tries of the messages after
+    /// the cursor, of at most `firstTryLimit` messages (so that a pass after a long
+    /// stall of the sender holds a bounded number of pushes; the next takes the rest).
+    func pendingPushes(now: Date, retryLimit: Int, firstTryLimit: Int) throws -> PushBatch {
         try database.pool.read { db in
             var batch = PushBatch()
             let retries = try dueRetries(now: now, limit: retryLimit, in: db)
             batch.moreRetries = retries.count == retryLimit
             batch.pushes = retries
             let cursor = try pushCursor(in: db)
-            // Everything committed before this read is covered, pushed or not.
+            // Everything committed before this read is covered, pushed or not, up to the window's end.
             let newest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(activity) FROM conversation")) ?? 0
-            batch.cursor = newest > cursor ? newest : nil
+            // Each message takes the next activity of all (`send`), and conversations are never
+            // deleted, so (cursor, end] holds at most `firstTryLimit` messages.
+            let (windowEnd, overflow) = cursor.addingReportingOverflow(Int64(max(1, firstTryLimit)))
+            let end = overflow ? newest : min(newest, windowEnd)
+            batch.cursor = end > cursor ? end : nil
+            batch.moreFirstTries = end < newest
             var names: [String: String] = [:]
-            for message in try messagesToPush(after: cursor, in: db) {
+            for message in try messagesToPush(after: cursor, through: end, in: db) {
                 let title = try names[message.senderId] ?? {
                     let name = try String.fetchOne(db.cachedStatement(sql: "SELECT display_name FROM chat_user WHERE user_id = ?"),
                                                    arguments: [message.senderId]) ?? ""
@@ -137,15 +147,23 @@ extension ChatStore {
         var badge: Int
     }
 
-    /// The messages committed after `cursor` that have something to push, in the order
-    /// they were committed: the conversations whose activity passed it (their index), and
-    /// in each the messages from its newest back to the first at or before the cursor
-    /// (those with nothing to push are stepped over, not read).
-    func messagesToPush(after cursor: Int64, in db: Database) throws -> [MessageToPush] {
+    /// The messages committed after `cursor`, up to `last`, that have something to push,
+    /// in the order they were committed.
+    func messagesToPush(after cursor: Int64, through last: Int64, in db: Database) throws -> [MessageToPush] {
+        var messages: [MessageToPush] = []
+        try forEachMessageToPush(after: cursor, through: last, in: db) { messages.append($0) }
+        return messages.sorted { $0.activity < $1.activity }
+    }
+
+    /// Each message committed after `cursor`, up to `last`, that has something to push,
+    /// conversation by conversation: the conversations whose activity passed the cursor
+    /// (their index), and in each its messages from the newest back to the first at or
+    /// before the cursor (those after `last` or with nothing to push stepped over, not kept).
+    func forEachMessageToPush(after cursor: Int64, through last: Int64, in db: Database,
+                              _ body: (MessageToPush) throws -> Void) throws {
         let conversations = try Row.fetchAll(db.cachedStatement(sql: """
             SELECT id, user_a, user_b FROM conversation WHERE activity > ? ORDER BY activity
             """), arguments: [cursor])
-        var messages: [MessageToPush] = []
         let newest = try db.cachedStatement(sql: """
             SELECT activity, badge, id, sender_id, text, sent_at FROM message WHERE conversation_id = ? ORDER BY seq DESC
             """)
@@ -155,13 +173,12 @@ extension ChatStore {
             while let row = try rows.next() {
                 // Messages from before pushes were kept this way have no activity: none of them is new.
                 guard let activity = row[0] as Int64?, activity > cursor else { break }
-                guard let badge = row[1] as Int? else { continue }
+                guard activity <= last, let badge = row[1] as Int? else { continue }
                 let sender: String = row[3]
-                messages.append(MessageToPush(id: row[2], conversationId: id, senderId: sender, recipientId: sender == userA ? userB : userA,
-                                              text: row[4], sentAt: Date(timeIntervalSince1970: row[5]), activity: activity, badge: badge))
+                try body(MessageToPush(id: row[2], conversationId: id, senderId: sender, recipientId: sender == userA ? userB : userA,
+                                       text: row[4], sentAt: Date(timeIntervalSince1970: row[5]), activity: activity, badge: badge))
             }
         }
-        return messages.sorted { $0.activity < $1.activity }
     }
 
     private func pushCursor(in db: Database) throws -> Int64 {
@@ -216,7 +233,8 @@ extension ChatStore {
         try database.pool.read { db in
             let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT count(*), min(created_at), min(due_at) FROM push_outbox"))
             var pending: Int = row?[0] ?? 0, oldest: Double? = row?[1], due: Double? = row?[2]
-            for message in try messagesToPush(after: try pushCursor(in: db), in: db) {
+            // Counted, not kept: after a stall of the sender they may be many.
+            try forEachMessageToPush(after: try pushCursor(in: db), through: .max, in: db) { message in
                 due = now.timeIntervalSince1970
                 pending += 1
                 oldest = min(oldest ?? .infinity, message.sentAt.timeIntervalSince1970)

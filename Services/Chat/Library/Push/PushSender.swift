@@ -23,7 +23,7 @@ import Synchronization
 final class PushSender: Sendable {
     /// How long a push is tried (and how long APNs and Web Push keep it for an offline device).
     static let giveUpAfter: TimeInterval = 86_400
-    /// Retries read per step (a pass takes every first try there is).
+    /// Retries read per step (first tries: `PushSettings.firstTries` messages a step).
     static let batch = 500
     /// How long a session auth called active is believed without asking again.
     static let sessionRecheck: TimeInterval = 60
@@ -110,7 +110,7 @@ final class PushSender: Sendable {
         // Each retry once per pass: one whose outcome could not be recorded waits for the next.
         var tried = Set<Int64>()
         while !isStopped {
-            var batch = try store.pendingPushes(now: Date(), retryLimit: Self.batch)
+            var batch = try store.pendingPushes(now: Date(), retryLimit: Self.batch, firstTryLimit: settings.firstTries)
             batch.pushes.removeAll { $0.id.map(tried.contains) ?? false }
             if batch.pushes.isEmpty && batch.cursor == nil { return }
             tried.formUnion(batch.pushes.compactMap(\.id))
@@ -123,8 +123,8 @@ final class PushSender: Sendable {
             var outcomes = outcomes(of: results)
             outcomes.cursor = batch.cursor
             try store.record(outcomes)
-            // More retries due than a step takes; messages from now on wait for the next pass.
-            if !batch.moreRetries { return }
+            // More retries due, or more messages, than a step takes; messages from now on wait for the next pass.
+            if !batch.moreRetries && !batch.moreFirstTries { return }
         }
     }
 

@@ -15,6 +15,8 @@ import Push
 ///   POSTs to it, so it must not be able to point inside the network.
 /// - `HEREABOUTS_PUSH_CA_FILE`: PEM certificates trusted besides the system's.
 /// - `HEREABOUTS_PUSH_CONCURRENCY`: pushes in flight at once (default 64).
+/// - `HEREABOUTS_PUSH_BATCH`: messages the sender takes for their first try at once
+///   (default 10,000): what a pass holds after the sender was held up.
 struct PushSettings: Sendable {
     var apns: (credentials: APNsCredentials, url: String?)?
     var caFile: String?
@@ -22,6 +24,7 @@ struct PushSettings: Sendable {
     /// Host suffixes a Web Push endpoint may have; nil for any.
     var webPushHosts: [String]?
     var concurrency: Int
+    var firstTries: Int
 
     static let browserPushServices = ["fcm.googleapis.com", "push.services.mozilla.com", "push.apple.com", "notify.windows.com"]
 
@@ -62,6 +65,11 @@ struct PushSettings: Sendable {
             throw ConfigurationError(description: "HEREABOUTS_PUSH_CONCURRENCY must be a number from 1 to 1000")
         }
         self.concurrency = chosen
+        let firstTries = value("HEREABOUTS_PUSH_BATCH").map { Int($0) }
+        guard let taken = firstTries ?? 10_000, (1...1_000_000).contains(taken) else {
+            throw ConfigurationError(description: "HEREABOUTS_PUSH_BATCH must be a number from 1 to 1000000")
+        }
+        self.firstTries = taken
     }
 
     /// `a@b` from `Name <a@b>` or `a@b`.
