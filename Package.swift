@@ -136,7 +136,7 @@ let package = Package(
             path: "Shared/ServiceClient",
             swiftSettings: swiftSettings
         ),
-        // The edge's requests to the services over ZMTP written by NIO, from its event loops.
+        // ZMTP 3.1 written by NIO: the services' ROUTER (`ZMTPServer`) and the edge's requests to it from its event loops.
         .target(
             name: "ZMTP",
             dependencies: [
@@ -170,7 +170,7 @@ let package = Package(
         .target(
             name: "ServiceKit",
             dependencies: [
-                "ZeroMQ", "Wire", "Contracts", "ServiceClient", "ServiceCore",
+                "ZeroMQ", "ZMTP", "Wire", "Contracts", "ServiceClient", "ServiceCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

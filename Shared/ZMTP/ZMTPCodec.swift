@@ -1,8 +1,8 @@
 import NIOCore
 
-/// What ZMTP 3.1 (ZeroMQ RFC 37) puts on the wire for a DEALER: the greeting,
-/// commands and message frames. A libzmq ROUTER on the other end cannot tell such a
-/// peer from a libzmq DEALER.
+/// What ZMTP 3.1 (ZeroMQ RFC 37) puts on the wire: the greeting, commands and message
+/// frames. A libzmq ROUTER cannot tell the edge's DEALER from its own, nor a libzmq
+/// REQ or DEALER the services' ROUTER (`ZMTPServer`) from libzmq's.
 enum ZMTPWire {
     /// The greeting's length: signature (10), version (2), mechanism (20), as-server (1), filler (31).
     static let greetingBytes = 64
@@ -13,8 +13,8 @@ enum ZMTPWire {
     static let command: UInt8 = 0x04
 
     /// This side's greeting: ZMTP 3.1 (so the peer's heartbeats come as PING
-    /// commands), the security mechanism (NULL or CURVE), as a client.
-    static func writeGreeting(mechanism: String, into buffer: inout ByteBuffer) {
+    /// commands), the security mechanism (NULL or CURVE), as a client or a server.
+    static func writeGreeting(mechanism: String, asServer: Bool = false, into buffer: inout ByteBuffer) {
         buffer.writeInteger(UInt8(0xFF))
         // The padding a libzmq peer reads as its identity's length plus one, for ZMTP 1.0's sake.
         buffer.writeInteger(UInt64(1))
@@ -22,7 +22,7 @@ enum ZMTPWire {
         buffer.writeBytes([3, 1])
         let name = Array(mechanism.utf8.prefix(20))
         buffer.writeBytes(name + [UInt8](repeating: 0, count: 20 - name.count))
-        buffer.writeInteger(UInt8(0))
+        buffer.writeInteger(UInt8(asServer ? 1 : 0))
         buffer.writeRepeatingByte(0, count: 31)
     }
 
@@ -51,6 +51,31 @@ enum ZMTPWire {
         return bytes
     }
 
+    /// Metadata read back: each name and value, in order; nil when the bytes do not
+    /// divide into whole properties (the lengths come from the peer).
+    static func parseProperties(_ bytes: some Collection<UInt8>) -> [(name: String, value: [UInt8])]? {
+        var rest = Array(bytes)[...]
+        var properties: [(name: String, value: [UInt8])] = []
+        while let nameLength = rest.first.map(Int.init) {
+            rest = rest.dropFirst()
+            guard rest.count >= nameLength + 4 else { return nil }
+            let name = String(decoding: rest.prefix(nameLength), as: UTF8.self)
+            rest = rest.dropFirst(nameLength)
+            let valueLength = rest.prefix(4).reduce(0) { $0 << 8 | Int($1) }
+            rest = rest.dropFirst(4)
+            guard rest.count >= valueLength else { return nil }
+            properties.append((name, Array(rest.prefix(valueLength))))
+            rest = rest.dropFirst(valueLength)
+        }
+        return properties
+    }
+
+    /// ERROR: why the handshake failed (at most 255 bytes of it).
+    static func error(_ reason: String) -> [UInt8] {
+        let text = Array(reason.utf8.prefix(255))
+        return command("ERROR", [UInt8(text.count)] + text)
+    }
+
     /// A message: its frames, MORE on each but the last.
     static func writeMessage<Frame: Collection<UInt8>>(_ frames: [Frame], into buffer: inout ByteBuffer) {
         for (index, frame) in frames.enumerated() {
@@ -72,6 +97,26 @@ enum ZMTPWire {
             buffer.writeInteger(UInt8(frame.count))
         }
         buffer.writeBytes(frame)
+    }
+}
+
+/// A frame from the peer once the mechanism had its say: a command, or a part of a message.
+enum ZMTPFrame {
+    case command(ByteBuffer)
+    case part(ByteBuffer, more: Bool)
+
+    /// What `body` carries, given its `flags`: under CURVE after the handshake every frame is a
+    /// MESSAGE opened by `open`, whose flags are inside the box (MORE 1, COMMAND 2); otherwise the
+    /// frame's own flags tell. A message part before the handshake ended is refused.
+    static func unwrap(flags: UInt8, body: ByteBuffer, isReady: Bool,
+                       open: ((ByteBuffer) throws -> (flags: UInt8, frame: [UInt8]))?) throws -> ZMTPFrame {
+        if isReady, let open {
+            let (inner, frame) = try open(body)
+            return inner & 0x02 != 0 ? .command(ByteBuffer(bytes: frame)) : .part(ByteBuffer(bytes: frame), more: inner & 0x01 != 0)
+        }
+        if flags & ZMTPWire.command != 0 { return .command(body) }
+        guard isReady else { throw ZMTPProtocolError(description: "a message came before the handshake ended") }
+        return .part(body, more: flags & ZMTPWire.more != 0)
     }
 }
 
@@ -144,6 +189,7 @@ struct MessageAssembler {
     let maxBytes: Int
     private var frames: [ByteBuffer] = []
     private var bytes = 0
+    private var truncated = false
 
     init(maxFrames: Int, maxBytes: Int) {
         self.maxFrames = maxFrames
@@ -163,5 +209,23 @@ struct MessageAssembler {
             bytes = 0
         }
         return frames
+    }
+
+    /// The whole message once its last frame is in, as a ROUTER takes a request: what
+    /// is past the limits is dropped unread, and the message marked truncated.
+    mutating func addKeepingWithin(_ frame: ByteBuffer, more: Bool) -> (frames: [ByteBuffer], truncated: Bool)? {
+        if !truncated, frames.count < maxFrames, frame.readableBytes <= maxBytes - bytes {
+            frames.append(frame)
+            bytes += frame.readableBytes
+        } else {
+            truncated = true
+        }
+        guard !more else { return nil }
+        defer {
+            frames = []
+            bytes = 0
+            truncated = false
+        }
+        return (frames, truncated)
     }
 }

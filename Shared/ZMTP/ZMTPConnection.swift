@@ -339,19 +339,9 @@ final class ZMTPHandler: ChannelDuplexHandler {
                     throw ZMTPProtocolError(description: "the service greets with ZMTP \(major) and \(mechanism), not \(self.mechanism)")
                 }
             case .frame(let flags, let body):
-                if isReady, let curve {
-                    let (inner, frame) = try curve.open(body)
-                    if inner & 0x02 != 0 {
-                        try command(ByteBuffer(bytes: frame), context: context)
-                    } else {
-                        try take(ByteBuffer(bytes: frame), more: inner & 0x01 != 0)
-                    }
-                } else if flags & ZMTPWire.command != 0 {
-                    try command(body, context: context)
-                } else if isReady {
-                    try take(body, more: flags & ZMTPWire.more != 0)
-                } else {
-                    throw ZMTPProtocolError(description: "a message came before the handshake ended")
+                switch try ZMTPFrame.unwrap(flags: flags, body: body, isReady: isReady, open: curve.map { $0.open }) {
+                case .command(let command): try self.command(command, context: context)
+                case .part(let part, let more): try take(part, more: more)
                 }
             }
         } catch {

@@ -83,7 +83,7 @@ private func request(_ id: String, _ body: JSONObject = JSONObject()) -> [Data] 
 }
 
 /// Keeps the lines logged through it, for tests that check what an operator is told.
-private struct RecordingLog: LogHandler {
+struct RecordingLog: LogHandler {
     final class Lines: Sendable {
         let lines = Mutex<[(Logger.Level, String)]>([])
         var all: [(Logger.Level, String)] { lines.withLock { $0 } }

@@ -5,17 +5,18 @@ import ServiceClient
 import Synchronization
 import Wire
 import ZeroMQ
+import ZMTP
 
 /// A service's request server.
 ///
-/// Front threads take requests off the ROUTER socket clients connect to. Each reads
-/// a request's envelope and answers at once what needs no waiting: malformed
-/// requests, unknown ops, and ops routed to the front lane (reads from memory), so
-/// those cost no hand-over between threads. Everything else goes onto a queue that
-/// idle worker threads take from, or, for ops routed to a named pool (password
-/// hashing), onto that pool's own queue and threads, so slow work never occupies
-/// the threads that answer `health`. Workers and pools send their replies on the
-/// socket themselves (`SharedRouter`).
+/// Front threads (the event loops of the ROUTER clients connect to, `ZMTPServer`)
+/// read each request as it arrives and its envelope, and answer at once what needs no
+/// waiting: malformed requests, unknown ops, and ops routed to the front lane (reads
+/// from memory), so those cost no hand-over between threads. Everything else goes
+/// onto a queue that idle worker threads take from, or, for ops routed to a named
+/// pool (password hashing), onto that pool's own queue and threads, so slow work
+/// never occupies the threads that answer `health`. Workers and pools send their
+/// replies themselves, to the connection the request came on.
 ///
 /// Most services run one front thread. Geo runs one per core: its searches are
 /// front-lane reads under the index's read lock, so they run side by side.
@@ -36,8 +37,6 @@ public final class Server: Sendable {
         public var pools: [String: PoolConfiguration]
         /// How long `stop` waits for requests already received to be answered.
         public var drainTimeout: TimeInterval
-        /// How long a closing socket keeps trying to deliver queued replies.
-        public var lingerMilliseconds: Int32
         /// Per-user writes per second for rate-limited routes; nil for no limit.
         public var rateLimit: RateLimiter.Policy?
         public var context: Context
@@ -46,7 +45,7 @@ public final class Server: Sendable {
 
         public init(service: String, endpoint: String, frontThreads: Int = 1, workers: Int = 2,
                     pools: [String: PoolConfiguration] = [:],
-                    drainTimeout: TimeInterval = 0.7, lingerMilliseconds: Int32 = 150,
+                    drainTimeout: TimeInterval = 0.7,
                     rateLimit: RateLimiter.Policy? = nil, context: Context = .shared, security: ServerSecurity? = nil) {
             self.rateLimit = rateLimit
             self.security = security
@@ -56,7 +55,6 @@ public final class Server: Sendable {
             self.workers = workers
             self.pools = pools
             self.drainTimeout = drainTimeout
-            self.lingerMilliseconds = lingerMilliseconds
             self.context = context
         }
     }
@@ -80,11 +78,10 @@ public final class Server: Sendable {
     private let boundEndpoint = Mutex<String?>(nil)
     /// Requests handed to workers and not yet answered.
     private let pending = Atomic<Int>(0)
-    private let missedSignals = Atomic<Int>(0)
 
     private enum RunState {
         case idle
-        case running(router: SharedRouter, front: [ServiceThread], workers: [ServiceThread])
+        case running(router: ZMTPServer, workers: [ServiceThread])
         case stopped
     }
 
@@ -139,11 +136,6 @@ public final class Server: Sendable {
     /// Requests waiting in a pool's queue, not yet begun.
     public func waiting(inPool name: String) -> Int { pipeline.pools[name]?.count ?? 0 }
 
-    /// Requests a front thread found only when its wait timed out: input whose
-    /// signal went missing (each waited up to 250 ms). Zero unless the wake-ups
-    /// between the threads sharing the socket have a hole.
-    public var missedWakeUps: Int { missedSignals.load(ordering: .relaxed) }
-
     /// The endpoint clients connect to, with the port a `tcp://…:*` bind was given.
     public var endpoint: String {
         boundEndpoint.withLock { $0 } ?? configuration.endpoint
@@ -151,50 +143,46 @@ public final class Server: Sendable {
 
     /// Binds the endpoint and starts the threads; throws when the bind fails.
     public func start() throws {
-        if configuration.security == nil {
+        let security = configuration.security
+        if security == nil {
             logger.warning("\(configuration.service) runs in plaintext: anyone who can reach its port can call it (set HEREABOUTS_KEYS_DIR for CurveZMQ)")
+            try ServerSecurity.requireLocal(configuration.endpoint)
         }
-        let router = try SharedRouter(try bind())
+        var curve: (secretKey: String, allowedKeys: [String])?
+        if let security {
+            guard case .server(let secretKey) = security.role else {
+                throw KeyRingError("\(configuration.service)'s server needs a server's CURVE key")
+            }
+            curve = (secretKey, security.allowedKeys)
+        }
         let frontThreads = max(1, configuration.frontThreads)
-        var front: [ServiceThread] = []
-        for index in 0..<frontThreads {
-            front.append(ServiceThread(name: "\(configuration.service)-front\(index)") { [self] in
-                runFront(router, wakingOthers: frontThreads > 1)
-            })
+        let front = try ZMTPServer(
+            configuration: .init(endpoint: configuration.endpoint, threads: frontThreads, curve: curve,
+                                 maxFrames: Self.requestLimits.maxFrames - 1, maxBytes: Self.requestLimits.maxBytes,
+                                 maxFrameBytes: Limits.messageBytes),
+            logger: logger
+        ) { [self] request in
+            receive(request)
         }
+        try front.start()
+        boundEndpoint.withLock { $0 = front.endpoint }
         var threads: [ServiceThread] = []
         for index in 0..<max(1, configuration.workers) {
             threads.append(ServiceThread(name: "\(configuration.service)-w\(index)") { [self] in
-                runWorker(router, take: { workQueue.take() }) { job, send in pipeline.work(job, send: send) }
+                runWorker(front, take: { workQueue.take() }) { job, send in pipeline.work(job, send: send) }
             })
         }
         for (name, pool) in configuration.pools {
             guard let queue = pipeline.pools[name] else { continue }
             for index in 0..<max(1, pool.threads) {
                 threads.append(ServiceThread(name: "\(name)-\(index)") { [self] in
-                    runWorker(router, take: { queue.take() }) { job, send in pipeline.execute(job, send: send) }
+                    runWorker(front, take: { queue.take() }) { job, send in pipeline.execute(job, send: send) }
                 })
             }
         }
-        state.withLock { $0 = .running(router: router, front: front, workers: threads) }
+        state.withLock { $0 = .running(router: front, workers: threads) }
         logger.info("\(configuration.service) listening", metadata: ["endpoint": "\(endpoint)",
                                                                     "front threads": "\(frontThreads)"])
-    }
-
-    /// The ROUTER clients connect to, bound.
-    private func bind() throws -> sending Socket {
-        let socket = try configuration.context.makeSocket(.router)
-        try socket.set(.linger(milliseconds: configuration.lingerMilliseconds))
-        try socket.set(.maxMessageSize(bytes: Int64(Limits.messageBytes)))
-        try socket.set(.receiveHighWaterMark(messages: 10_000))
-        try socket.set(.sendHighWaterMark(messages: 10_000))
-        // Drop peers that stop answering heartbeats instead of queueing for them.
-        try socket.set(.heartbeatInterval(milliseconds: 5_000))
-        try socket.set(.heartbeatTimeout(milliseconds: 15_000))
-        try ServerSecurity.secure(socket, with: configuration.security, endpoint: configuration.endpoint, in: configuration.context)
-        try socket.bind(configuration.endpoint)
-        boundEndpoint.withLock { $0 = socket.lastEndpoint }
-        return socket
     }
 
     /// Answers one request on the calling thread, as the socket path would but with
@@ -213,20 +201,20 @@ public final class Server: Sendable {
     }
 
     /// Stops taking requests, answers those already received (within the drain
-    /// timeout), and closes every socket. Safe to call more than once, from any
+    /// timeout), and closes every connection. Safe to call more than once, from any
     /// thread but the server's own.
     public func stop() {
-        let running = state.withLock { state -> (SharedRouter, [ServiceThread], [ServiceThread])? in
-            guard case .running(let router, let front, let workers) = state else { return nil }
+        let running = state.withLock { state -> (ZMTPServer, [ServiceThread])? in
+            guard case .running(let router, let workers) = state else { return nil }
             state = .stopped
-            return (router, front, workers)
+            return (router, workers)
         }
-        guard let (router, front, workers) = running else { return }
-        // Front threads take no more; pools answer work they have not begun with
+        guard let (router, workers) = running else { return }
+        // The front takes no more (what arrives now is dropped, as requests left in a
+        // closing socket were); pools answer work they have not begun with
         // `unavailable`; what runs finishes.
         pipeline.isStopping.store(true, ordering: .relaxed)
-        router.finish()
-        front.forEach { $0.join() }
+        router.stopAccepting()
         let deadline = Date().addingTimeInterval(configuration.drainTimeout)
         while pending.load(ordering: .relaxed) > 0 && Date() < deadline {
             usleep(2_000)
@@ -244,60 +232,44 @@ public final class Server: Sendable {
 
     // MARK: Threads
 
-    /// A front thread: takes requests until the server stops, answering each here
-    /// or queueing it for the workers.
-    private func runFront(_ router: SharedRouter, wakingOthers: Bool) {
-        while !pipeline.isStopping.load(ordering: .relaxed) {
-            do {
-                guard case .request(let message, let afterMissedWakeUp) = try router.next(limits: Self.requestLimits,
-                                                                                          wakingOthers: wakingOthers) else { return }
-                if afterMissedWakeUp {
-                    missedSignals.add(1, ordering: .relaxed)
-                    logger.warning("a request waited for a front thread whose wake-up went missing")
-                }
-                switch pipeline.receive(Self.split(message)) {
-                case .answered(let reply):
-                    try router.send(reply, wakingFront: false)
-                case .dispatched(let job):
-                    pending.add(1, ordering: .relaxed)
-                    workQueue.offer(job)
-                }
-            } catch {
-                logger.error("the front thread's socket failed", metadata: ["error": "\(error)"])
-                if error.isContextTerminated { return }
-            }
+    /// On a front thread (an event loop): a request answered here, or queued for the
+    /// workers (nil). Nothing is taken once the server is stopping.
+    private func receive(_ request: ZMTPServerRequest) -> [Data]? {
+        guard !pipeline.isStopping.load(ordering: .relaxed) else { return nil }
+        switch pipeline.receive(Self.split(request)) {
+        case .answered(let reply):
+            return reply
+        case .dispatched(let job):
+            pending.add(1, ordering: .relaxed)
+            workQueue.offer(job)
+            return nil
         }
     }
 
     /// A worker or pool thread: takes items until its queue closes, and sends their
     /// replies.
-    private func runWorker(_ router: SharedRouter, take: () -> Job?, process: (Job, ([Data]) -> Void) -> Void) {
+    private func runWorker(_ router: ZMTPServer, take: () -> Job?, process: (Job, ([Data]) -> Void) -> Void) {
         while let job = take() {
             process(job) { frames in
-                do {
-                    try router.send(frames, wakingFront: true)
-                } catch {
-                    logger.error("a worker could not send a reply", metadata: ["error": "\(error)"])
-                }
+                router.send(frames)
                 pending.subtract(1, ordering: .relaxed)
             }
         }
     }
 
-    /// What the front thread copies of one request: the routing id, the delimiter and
+    /// What the front thread keeps of one request: the routing id, the delimiter and
     /// the protocol's frames and bytes. The rest of a larger message is dropped unread
     /// and the request refused.
     static let requestLimits = MessageLimits(maxFrames: 2 + Limits.requestFrames, maxBytes: Limits.messageBytes + 1024)
 
-    /// Splits a ROUTER message into routing frames and the request's own frames. A
-    /// REQ or DEALER peer sends an empty delimiter after its routing id; a DEALER
-    /// that omits it is answered without one.
-    private static func split(_ received: ReceivedMessage) -> Incoming {
-        let frames = received.frames
+    /// Splits a request into its routing frames and its own frames. A REQ or DEALER
+    /// peer sends an empty delimiter first; a DEALER that omits it is answered without one.
+    private static func split(_ request: ZMTPServerRequest) -> Incoming {
+        let frames = request.frames
         let bodyStart = frames.count >= 2 && frames[1].isEmpty ? 2 : min(1, frames.count)
         // Nothing after the routing frames reads as an empty frame 0.
         let message = frames.count > bodyStart ? frames : frames + [Data()]
-        return Incoming(message: message, bodyStart: bodyStart, receivedAt: Date(), peerKey: received.peerKey,
-                        truncated: received.truncated)
+        return Incoming(message: message, bodyStart: bodyStart, receivedAt: Date(), peerKey: request.peerKey,
+                        truncated: request.truncated)
     }
 }
