@@ -39,14 +39,13 @@ public final class Server: Sendable {
         public var drainTimeout: TimeInterval
         /// Per-user writes per second for rate-limited routes; nil for no limit.
         public var rateLimit: RateLimiter.Policy?
-        public var context: Context
         /// CURVE on the ROUTER socket; nil for plaintext.
         public var security: ServerSecurity?
 
         public init(service: String, endpoint: String, frontThreads: Int = 1, workers: Int = 2,
                     pools: [String: PoolConfiguration] = [:],
                     drainTimeout: TimeInterval = 0.7,
-                    rateLimit: RateLimiter.Policy? = nil, context: Context = .shared, security: ServerSecurity? = nil) {
+                    rateLimit: RateLimiter.Policy? = nil, security: ServerSecurity? = nil) {
             self.rateLimit = rateLimit
             self.security = security
             self.service = service
@@ -55,7 +54,6 @@ public final class Server: Sendable {
             self.workers = workers
             self.pools = pools
             self.drainTimeout = drainTimeout
-            self.context = context
         }
     }
 

@@ -35,6 +35,13 @@ final class PushSender: Sendable {
         var sent = 0
         var failed = 0
         var removed = 0
+    }
+
+    /// What a pass found, published at its end in one piece: an error is never shown
+    /// before the retry it caused is counted.
+    struct QueueState {
+        var pending = 0
+        var oldest: Double?
         var lastError: String?
     }
 
@@ -48,7 +55,7 @@ final class PushSender: Sendable {
     private let retryDelay: TimeInterval
     private let logger: Logger
     private let counters = Mutex(Counters())
-    private let queue = Mutex<(pending: Int, oldest: Double?)>((0, nil))
+    private let queue = Mutex(QueueState())
     private let liveSessions = Mutex<[String: Date]>([:])
     private let loop: Mutex<WorkerLoop?> = Mutex(nil)
 
@@ -70,7 +77,7 @@ final class PushSender: Sendable {
         let queue = queue.withLock { $0 }
         let counters = counters.withLock { $0 }
         return PushQueueStatus(pending: queue.pending, oldestPendingSeconds: queue.oldest, sent: counters.sent, failed: counters.failed,
-                               removed: counters.removed, lastError: counters.lastError, transports: settings.transports)
+                               removed: counters.removed, lastError: queue.lastError, transports: settings.transports)
     }
 
     func start() {
@@ -95,18 +102,25 @@ final class PushSender: Sendable {
     /// Due pushes, batch by batch; returns when the next is due (at most 30 s on).
     private func pass() -> Date {
         var next = Date().addingTimeInterval(30)
+        var lastError: String?
         do {
-            try deliverDue()
+            try deliverDue(lastError: &lastError)
             let current = try store.pushQueue(now: Date())
             if let due = current.nextDue { next = min(next, due) }
-            queue.withLock { $0 = (current.pending, current.oldest) }
+            queue.withLock { state in
+                state.pending = current.pending
+                state.oldest = current.oldest
+                state.lastError = lastError ?? state.lastError
+            }
         } catch {
             logger.error("the push sender's pass failed", metadata: ["error": "\(error)"])
+            queue.withLock { $0.lastError = lastError ?? $0.lastError }
         }
         return next
     }
 
-    private func deliverDue() throws {
+    /// - Parameter lastError: the last reason a push of this pass failed, if one did.
+    private func deliverDue(lastError: inout String?) throws {
         // Each retry once per pass: one whose outcome could not be recorded waits for the next.
         var tried = Set<Int64>()
         while !isStopped {
@@ -120,7 +134,7 @@ final class PushSender: Sendable {
                 counters.withLock { $0.removed += forgotten }
             }
             let results = deliver(batch.pushes.filter { !ended.contains($0.session) })
-            var outcomes = outcomes(of: results)
+            var outcomes = outcomes(of: results, lastError: &lastError)
             outcomes.cursor = batch.cursor
             try store.record(outcomes)
             // More retries due, or more messages, than a step takes; messages from now on wait for the next pass.
@@ -219,9 +233,11 @@ final class PushSender: Sendable {
         }
     }
 
-    private func outcomes(of results: [(ChatStore.QueuedPush, PushOutcome)]) -> ChatStore.PushOutcomes {
+    private func outcomes(of results: [(ChatStore.QueuedPush, PushOutcome)], lastError: inout String?) -> ChatStore.PushOutcomes {
         var outcomes = ChatStore.PushOutcomes()
         let now = Date()
+        var error: String?
+        defer { lastError = error ?? lastError }
         counters.withLock { counters in
             for (push, outcome) in results {
                 switch outcome {
@@ -237,11 +253,11 @@ final class PushSender: Sendable {
                 case .retry(let reason, let after) where now.timeIntervalSince(push.createdAt) < Self.giveUpAfter:
                     let delay = max(after ?? 0, OutboxWake.backoff(afterAttempts: push.attempts + 1, first: retryDelay))
                     outcomes.retries.append((push, now.addingTimeInterval(delay), reason))
-                    counters.lastError = reason
+                    error = reason
                 case .retry(let reason, _), .failed(let reason):
                     if let id = push.id { outcomes.finished.append(id) }
                     counters.failed += 1
-                    counters.lastError = reason
+                    error = reason
                     logger.warning("push given up", metadata: ["message": "\(push.notification.collapseId ?? "")", "device": "\(push.deviceId)", "reason": "\(reason)"])
                 }
             }
