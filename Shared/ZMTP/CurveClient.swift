@@ -5,7 +5,7 @@ import NIOCore
 /// HELLO with a transient key, the server's WELCOME (its transient key and a cookie),
 /// INITIATE vouching for the transient key with the permanent one, the server's READY;
 /// then a `CurveSession`.
-final class CurveClient {
+final class CurveClient: CurveMechanism {
     /// The client's permanent key pair and the server's permanent public key, 32 bytes each.
     struct Keys: Sendable {
         var publicKey: [UInt8]
@@ -20,7 +20,7 @@ final class CurveClient {
     /// Sealed from the transient key to the server's transient one, once WELCOME gave it.
     private var sessionBox: SecretBox?
     /// The traffic's seals, once READY came.
-    private var session: CurveSession?
+    var session: CurveSession?
     private var nonce: UInt64 = 1
 
     init(keys: Keys) throws {
@@ -73,17 +73,5 @@ final class CurveClient {
         }
         session = CurveSession(box: sessionBox, sendPrefix: Array("CurveZMQMESSAGEC".utf8),
                                receivePrefix: Array("CurveZMQMESSAGES".utf8), nonce: nonce, peerNonce: CurveSession.uint64(short))
-    }
-
-    /// A frame sealed as a MESSAGE; `flags` are ZMTP's MORE (1) and COMMAND (2) as CurveZMQ numbers them.
-    func seal(_ frame: some Collection<UInt8>, flags: UInt8) -> [UInt8] {
-        session?.seal(frame, flags: flags) ?? []
-    }
-
-    /// A MESSAGE from the server, opened: the frame's flags and its bytes.
-    func open(_ body: ByteBuffer) throws -> (flags: UInt8, frame: [UInt8]) {
-        guard var session else { throw ZMTPProtocolError(description: "a CURVE MESSAGE came before the server's READY") }
-        defer { self.session = session }
-        return try session.open(body)
     }
 }

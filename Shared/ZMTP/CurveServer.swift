@@ -10,7 +10,7 @@ import NIOCore
 /// libzmq seals its cookie with a key of its own so that it need keep nothing between
 /// WELCOME and INITIATE; a connection here keeps its state anyway, so its cookie is
 /// random bytes that must come back unchanged.
-final class CurveServer {
+final class CurveServer: CurveMechanism {
     /// The server's permanent key pair and the client keys it admits, 32 bytes each.
     struct Keys: Sendable {
         var publicKey: [UInt8]
@@ -24,7 +24,7 @@ final class CurveServer {
     private var cookie: [UInt8]?
     private var peerNonce: UInt64 = 0
     /// The traffic's seals, once INITIATE was accepted.
-    private(set) var session: CurveSession?
+    var session: CurveSession?
     /// The client's permanent public key, once INITIATE vouched for it.
     private(set) var clientKey: [UInt8]?
 
@@ -93,16 +93,6 @@ final class CurveServer {
         let sealed = session.box.seal(ZMTPWire.properties(metadata), nonce: Array("CurveZMQREADY---".utf8) + short)
         self.session = session
         return ZMTPWire.command("READY", short + sealed)
-    }
-
-    func seal(_ frame: some Collection<UInt8>, flags: UInt8) -> [UInt8] {
-        session?.seal(frame, flags: flags) ?? []
-    }
-
-    func open(_ body: ByteBuffer) throws -> (flags: UInt8, frame: [UInt8]) {
-        guard var session else { throw ZMTPProtocolError(description: "a CURVE MESSAGE came before the handshake ended") }
-        defer { self.session = session }
-        return try session.open(body)
     }
 }
 

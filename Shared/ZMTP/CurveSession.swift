@@ -1,5 +1,25 @@
 import NIOCore
 
+/// A side of CurveZMQ (`CurveClient`, `CurveServer`): its traffic's seals once its
+/// handshake made them, nil before.
+protocol CurveMechanism: AnyObject {
+    var session: CurveSession? { get set }
+}
+
+extension CurveMechanism {
+    /// A frame sealed as a MESSAGE; `flags` are ZMTP's MORE (1) and COMMAND (2) as CurveZMQ numbers them.
+    func seal(_ frame: some Collection<UInt8>, flags: UInt8) -> [UInt8] {
+        session?.seal(frame, flags: flags) ?? []
+    }
+
+    /// A MESSAGE from the peer, opened: the frame's flags and its bytes.
+    func open(_ body: ByteBuffer) throws -> (flags: UInt8, frame: [UInt8]) {
+        guard var session else { throw ZMTPProtocolError(description: "a CURVE MESSAGE came before the handshake ended") }
+        defer { self.session = session }
+        return try session.open(body)
+    }
+}
+
 /// Both sides of a CurveZMQ connection after its handshake (ZeroMQ RFC 26): every
 /// frame sealed in a MESSAGE of its own, the frame's MORE (1) and COMMAND (2) flags
 /// inside the box. Each side numbers its nonces up from 1, with its own prefix

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 
 /// What ZMTP 3.1 (ZeroMQ RFC 37) puts on the wire: the greeting, commands and message
@@ -76,11 +77,21 @@ enum ZMTPWire {
         return command("ERROR", [UInt8(text.count)] + text)
     }
 
-    /// A message: its frames, MORE on each but the last.
-    static func writeMessage<Frame: Collection<UInt8>>(_ frames: [Frame], into buffer: inout ByteBuffer) {
+    /// A message: its frames, MORE on each but the last; under CURVE each sealed in a
+    /// MESSAGE of its own, MORE inside the box.
+    static func message(_ frames: some Collection<Data>, sealedBy curve: (any CurveMechanism)?,
+                        allocator: ByteBufferAllocator) -> ByteBuffer {
+        let plainBytes = frames.reduce(0) { $0 + frameBytes($1.count) }
+        var buffer = allocator.buffer(capacity: plainBytes + (curve == nil ? 0 : frames.count * 48))
         for (index, frame) in frames.enumerated() {
-            writeFrame(frame, flags: index < frames.count - 1 ? more : 0, into: &buffer)
+            let isLast = index == frames.count - 1
+            if let curve {
+                writeFrame(curve.seal(frame, flags: isLast ? 0 : 0x01), flags: 0, into: &buffer)
+            } else {
+                writeFrame(frame, flags: isLast ? 0 : more, into: &buffer)
+            }
         }
+        return buffer
     }
 
     /// The bytes `writeFrame` takes for a frame of `count` bytes.

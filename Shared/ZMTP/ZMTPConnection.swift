@@ -394,18 +394,8 @@ final class ZMTPHandler: ChannelDuplexHandler {
 
     /// A request's frames, as the mechanism puts them on the wire.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let frames = unwrapOutboundIn(data)
-        let plainBytes = frames.reduce(0) { $0 + ZMTPWire.frameBytes($1.count) }
-        var buffer = context.channel.allocator.buffer(capacity: plainBytes + (curve == nil ? 0 : frames.count * 48))
-        if let curve {
-            for (index, frame) in frames.enumerated() {
-                let sealed = curve.seal(frame, flags: index < frames.count - 1 ? 0x01 : 0)
-                ZMTPWire.writeFrame(sealed, flags: 0, into: &buffer)
-            }
-        } else {
-            ZMTPWire.writeMessage(frames, into: &buffer)
-        }
-        context.write(wrapOutboundOut(buffer), promise: promise)
+        let message = ZMTPWire.message(unwrapOutboundIn(data), sealedBy: curve, allocator: context.channel.allocator)
+        context.write(wrapOutboundOut(message), promise: promise)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

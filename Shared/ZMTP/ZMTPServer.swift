@@ -177,7 +177,7 @@ public final class ZMTPServer: Sendable {
     func register(_ channel: any Channel) -> Data {
         let id = lastConnection.wrappingAdd(1, ordering: .relaxed).newValue
         connections.withLock { $0[id] = channel }
-        return Data([0] + CurveSession.bigEndian(UInt64(id)).suffix(4))
+        return Data([0]) + withUnsafeBytes(of: id.bigEndian) { Data($0) }
     }
 
     func unregister(_ routingID: Data) {
@@ -373,16 +373,8 @@ final class ZMTPServerConnection: ChannelDuplexHandler {
     }
 
     private func writeReply(_ frames: ArraySlice<Data>, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
-        let plainBytes = frames.reduce(0) { $0 + ZMTPWire.frameBytes($1.count) }
-        var buffer = context.channel.allocator.buffer(capacity: plainBytes + (curve == nil ? 0 : frames.count * 48))
-        if let curve {
-            for (index, frame) in frames.enumerated() {
-                ZMTPWire.writeFrame(curve.seal(frame, flags: index < frames.count - 1 ? 0x01 : 0), flags: 0, into: &buffer)
-            }
-        } else {
-            ZMTPWire.writeMessage(Array(frames), into: &buffer)
-        }
-        context.write(wrapOutboundOut(buffer), promise: promise)
+        let message = ZMTPWire.message(frames, sealedBy: curve, allocator: context.channel.allocator)
+        context.write(wrapOutboundOut(message), promise: promise)
         unanswered -= 1
         resumeReadingIfHeld(context: context)
     }
