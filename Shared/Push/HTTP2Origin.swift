@@ -130,7 +130,8 @@ final class HTTP2Origin: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let handlers: [any ChannelHandler] = [
                         try NIOSSLClientHandler(context: tls, serverHostname: serverName),
-                        NIOHTTP2Handler(mode: .client, initialSettings: Streams.settings),
+                        NIOHTTP2Handler(mode: .client, connectionConfiguration: Streams.connectionConfiguration,
+                                        streamConfiguration: Streams.streamConfiguration),
                         Streams(connection: bound.value, authority: authority),
                     ]
                     try channel.pipeline.syncOperations.addHandlers(handlers)
@@ -249,6 +250,24 @@ extension HTTP2Origin {
             HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
             HTTP2Setting(parameter: .enablePush, value: 0),
         ]
+        static var connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration {
+            var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+            configuration.initialSettings = settings
+            return configuration
+        }
+        /// A server may follow each answer with RST_STREAM (NO_ERROR) when it answered before
+        /// reading the whole request (RFC 9113 8.1; nginx does), so a push client sees a reset
+        /// per push. NIO's default (200 resets in 30 s, made against clients that open and
+        /// reset streams) would end the connection every 200 pushes and send the ones in
+        /// flight again. A server can reset only the streams this client opened, so here the
+        /// bound is above the rate pushes leave: 50,000 a second, counted over 100 ms (NIO
+        /// keeps a time for each reset in the window).
+        static var streamConfiguration: NIOHTTP2Handler.StreamConfiguration {
+            var configuration = NIOHTTP2Handler.StreamConfiguration()
+            configuration.streamResetFrameRateLimit.maximumCount = 5_000
+            configuration.streamResetFrameRateLimit.windowLength = .milliseconds(100)
+            return configuration
+        }
         /// The most of an answer's body kept (APNs' reasons are a few dozen bytes).
         static let bodyLimit = 4_096
         /// The connection's inbound window (HTTP/2's initial 65,535) is topped up once half of it is used.

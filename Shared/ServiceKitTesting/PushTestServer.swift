@@ -24,6 +24,8 @@ public final class PushTestServer {
         public var http1Only = false
         /// Each HTTP/2 connection ends with a GOAWAY once it answered this many requests (0: never).
         public var goAwayAfter = 0
+        /// Each answer is followed by RST_STREAM (NO_ERROR), as nginx does when it answers before a request's body has all come.
+        public var resetAfterAnswer = false
 
         public init(goneTokens: [String] = [], badTokens: [String] = [], busyFirst: Int = 0, goneEndpoints: [String] = [],
                     topic: String? = nil) {
@@ -106,6 +108,7 @@ public final class PushTestServer {
         if options.jitter > 0 { arguments += ["--jitter", "\(options.jitter)"] }
         if options.http1Only { arguments.append("--http1") }
         if options.goAwayAfter > 0 { arguments += ["--goaway-after", "\(options.goAwayAfter)"] }
+        if options.resetAfterAnswer { arguments.append("--reset-after-answer") }
         server = try ScriptServer(script: "push_server.py", arguments: arguments,
                                   missing: "are python3-h2 and python3-cryptography installed? make deps installs them")
         let ready = server.readyLine.split(separator: " ")

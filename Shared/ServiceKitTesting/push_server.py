@@ -17,6 +17,9 @@ Web Push: POST /push/<name>. The VAPID header (RFC 8292) is checked (the JWT aga
 --goaway-after N  sends a GOAWAY on each HTTP/2 connection once its N-th stream opens:
           the first N streams are answered, later ones are not (the client's to
           send again elsewhere); the connection stays open.
+--reset-after-answer  follows each answer with RST_STREAM (NO_ERROR), as nginx does when it
+          answers before a request's body has all come (RFC 9113 8.1 lets a server do so, and
+          the client must keep the answer).
 --http1   offers only HTTP/1.1 by ALPN and speaks it (keep-alive, one request at a
           time per connection), as some Web Push services do.
 
@@ -262,6 +265,9 @@ class H2Server(asyncio.Protocol):
         if data:
             self.conn.send_data(stream_id, data, end_stream=True)
         self.transport.write(self.conn.data_to_send())
+        if self.state.args.reset_after_answer:
+            # By hand: h2 sends nothing on a stream it saw closed.
+            self.transport.write(bytes([0, 0, 4, 3, 0]) + stream_id.to_bytes(4, "big") + bytes(4))
 
     def go_away(self, last):
         """Streams up to `last` are taken and answered; the ones after it are the client's to
@@ -287,6 +293,7 @@ async def main():
     parser.add_argument("--busy-first", type=int, default=0)
     parser.add_argument("--webpush-gone", default="")
     parser.add_argument("--goaway-after", type=int, default=0, help="send GOAWAY after answering this many requests on a connection")
+    parser.add_argument("--reset-after-answer", action="store_true", help="follow each answer with RST_STREAM (NO_ERROR)")
     parser.add_argument("--http1", action="store_true", help="offer and speak only HTTP/1.1")
     parser.add_argument("--jitter", type=float, default=0, help="answer each request after a random wait of up to this many seconds")
     args = parser.parse_args()

@@ -94,9 +94,20 @@ struct PushBenchmark {
         }
         let sent = sentAt.withLock { $0 }
         let latencyDeadline = Date().addingTimeInterval(120)
-        var latencies: [Double] = []
+        var latencies: [Double] = [], repeated = 0
         while Date() < latencyDeadline {
-            latencies = sink.arrivals().compactMap { arrival in sent[arrival.collapseId].map { (arrival.at - $0) * 1000 } }
+            // A push that arrived twice (sent again after an answer was lost) counts once, at its first arrival.
+            var first: [String: Double] = [:]
+            repeated = 0
+            for arrival in sink.arrivals() where sent[arrival.collapseId] != nil {
+                if let earlier = first[arrival.collapseId] {
+                    repeated += 1
+                    first[arrival.collapseId] = min(earlier, arrival.at)
+                } else {
+                    first[arrival.collapseId] = arrival.at
+                }
+            }
+            latencies = first.compactMap { id, at in sent[id].map { (at - $0) * 1000 } }
             if latencies.count >= sent.count { break }
             Thread.sleep(forTimeInterval: 0.2)
         }
@@ -161,11 +172,11 @@ struct PushBenchmark {
         send one message to each recipient as fast as chat acknowledges (\(format(sendsDone - started, 2)) s). Pushes arrived:
         \(fanArrivals.count) of \(expected), the last \(format(lastArrival - started, 2)) s after the first send:
         **\(format(pushRate)) pushes/s**. Chat's health after the run: sent \(health?.sent ?? 0), failed \(health?.failed ?? 0),
-        pending \(health?.pending ?? 0).
+        pending \(health?.pending ?? 0), last error \(health?.lastError.map { "“\($0)”" } ?? "none").
 
         **Latency.** 4 senders paced to 1,000 messages/s in all for \(format(seconds)) s, each message to one of 1,000
         recipients with one device; from just before the send to the push's arrival at nginx (wall clock, one machine):
-        \(latencies.count) of \(sent.count) arrived; p50 \(format(percentile(0.5), 2)) ms, p99 **\(format(percentile(0.99), 2)) ms**,
+        \(latencies.count) of \(sent.count) arrived (\(repeated) of them more than once); p50 \(format(percentile(0.5), 2)) ms, p99 **\(format(percentile(0.99), 2)) ms**,
         max \(format(latencies.last ?? .nan, 2)) ms.
 
         **Send rate with pushes.** `chat.send` from 4 closed-loop clients, \(format(seconds)) s per run, alternating: each
@@ -201,7 +212,6 @@ final class PushSink {
     init(directory root: URL) throws {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         port = try Peers.freePort()
-        let answerPort = try Peers.freePort()
         certificate = root.appendingPathComponent("cert.pem")
         apnsKey = root.appendingPathComponent("AuthKey_BENCHKEY01.p8")
         log = root.appendingPathComponent("pushes.log")
@@ -211,26 +221,19 @@ final class PushSink {
         _ = try Peers.run("/usr/bin/openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", apnsKey.path])
         nginx = try NginxProcess(root: root, http: """
               log_format push '$msec $http_apns_collapse_id';
-              access_log \(log.path) push;
+              # Each arrival's time is taken as it is answered; the lines are written out at most 50 ms later.
+              access_log \(log.path) push buffer=64k flush=50ms;
               keepalive_requests 100000000;
               http2_max_concurrent_streams 1000;
-              # `return` alone never reads a request's body, and over HTTP/2 nginx then never
-              # opens the connection's flow-control window again: after 64 KiB of pushes the
-              # client can send nothing more. Passed to a second server, each body is read.
-              upstream answer { server 127.0.0.1:\(answerPort); keepalive 64; }
+              # `return 200` answers on a push's head and nginx discards its body as it comes,
+              # the connection's flow-control window kept open. (Until the pushes left through
+              # `HTTP2Origin`, AsyncHTTPClient's connection stalled after 64 KiB of pushes so
+              # answered, and each push was passed to a second server that read it: twice
+              # nginx's CPU a push, on the cores chat uses.)
               server {
                 listen 127.0.0.1:\(port) ssl http2;
                 ssl_certificate \(certificate.path);
                 ssl_certificate_key \(key.path);
-                location / {
-                  proxy_pass http://answer;
-                  proxy_http_version 1.1;
-                  proxy_set_header Connection "";
-                }
-              }
-              server {
-                listen 127.0.0.1:\(answerPort);
-                access_log off;
                 location / { return 200; }
               }
             """)

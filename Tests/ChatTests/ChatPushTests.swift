@@ -294,6 +294,24 @@ struct ChatPushTests {
         #expect(server.closedConnections == server.connections, "\(server.closedConnections) of \(server.connections) closed")
     }
 
+    @Test("a push service that resets each stream after answering it (RFC 9113 8.1, as nginx does): every answer counts, on one connection, each push once")
+    func resetAfterAnswer() throws {
+        var options = PushTestServer.Options()
+        options.resetAfterAnswer = true
+        let server = try PushTestServer(options)
+        let fixture = try ChatFixture(environment: server.environment)
+        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
+        try fixture.catchUp()
+        for n in 60..<70 { _ = try Self.register(fixture, ben, apns: n) }
+        // 300 pushes: more resets than NIO lets a server send in 30 s by default (200).
+        for n in 0..<30 { _ = try Self.send(fixture, "dive \(n)?", from: ana, to: ben.id) }
+        let status = try Self.drained(fixture)
+        #expect(server.errors.isEmpty, "\(server.errors)")
+        #expect(server.pushes.count == 300, "\(server.pushes.count) pushes taken")
+        #expect(status.sent == 300 && status.failed == 0 && status.pending == 0 && status.lastError == nil, "\(status)")
+        #expect(server.connections == 1, "\(server.connections) connections")
+    }
+
     @Test("an HTTP/2 connection left without pushes for its idle time closes; the next push opens another")
     func idleConnectionCloses() throws {
         let server = try PushTestServer()
