@@ -253,6 +253,13 @@ extension HTTP2Origin {
         static var connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration {
             var configuration = NIOHTTP2Handler.ConnectionConfiguration()
             configuration.initialSettings = settings
+            // NIO's checks of each header block sent and read cost a fifth of the connection's
+            // CPU a push (BENCHMARKS.md, Pushes). What is sent is built here from checked values
+            // (a hex token, a bundle id of [A-Za-z0-9._-], a percent-encoded URL path, base64url
+            // tokens, numbers); of an answer only `:status` and a few fields are read, and one
+            // without a `:status` fails its push, which is tried again.
+            configuration.headerBlockValidation = .disabled
+            configuration.contentLengthValidation = .disabled
             return configuration
         }
         /// A server may follow each answer with RST_STREAM (NO_ERROR) when it answered before
@@ -268,6 +275,8 @@ extension HTTP2Origin {
             configuration.streamResetFrameRateLimit.windowLength = .milliseconds(100)
             return configuration
         }
+        /// Header fields whose values differ from one push to the next.
+        static let differEachTime: Set<String> = ["apns-expiration", "apns-collapse-id", "apns-id", "ttl", "topic"]
         /// The most of an answer's body kept (APNs' reasons are a few dozen bytes).
         static let bodyLimit = 4_096
         /// The connection's inbound window (HTTP/2's initial 65,535) is topped up once half of it is used.
@@ -302,9 +311,18 @@ extension HTTP2Origin {
                 let id = nextStream
                 nextStream += 2
                 inFlight[id] = InFlight(request: request)
-                var headers = HPACKHeaders([(":method", "POST"), (":scheme", "https"), (":path", request.path), (":authority", authority)])
-                headers.add(contentsOf: request.headers)
-                headers.add(name: "content-length", value: String(request.body.readableBytes))
+                // A value that differs from push to push is sent as a literal, kept out of HPACK's table:
+                // indexed, it would push out the ones that repeat (the provider token, the topic) and
+                // lengthen each look-up in the table for nothing.
+                var headers = HPACKHeaders()
+                headers.add(name: ":method", value: "POST")
+                headers.add(name: ":scheme", value: "https")
+                headers.add(name: ":path", value: request.path, indexing: .nonIndexable)
+                headers.add(name: ":authority", value: authority)
+                for (name, value) in request.headers {
+                    headers.add(name: name, value: value, indexing: Self.differEachTime.contains(name) ? .nonIndexable : .indexable)
+                }
+                headers.add(name: "content-length", value: String(request.body.readableBytes), indexing: .nonIndexable)
                 let stream = HTTP2StreamID(id)
                 channel.write(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers))), promise: nil)
                 let written = channel.eventLoop.makePromise(of: Void.self)
