@@ -250,6 +250,7 @@ extension HTTP2Origin {
             HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
             HTTP2Setting(parameter: .enablePush, value: 0),
         ]
+        /// The connection's settings (`settings`), without NIO's checks of header blocks.
         static var connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration {
             var configuration = NIOHTTP2Handler.ConnectionConfiguration()
             configuration.initialSettings = settings
