@@ -264,8 +264,8 @@ extension HTTP2Origin {
             return configuration
         }
         /// A server may follow each answer with RST_STREAM (NO_ERROR) when it answered before
-        /// reading the whole request (RFC 9113 8.1; nginx does), so a push client sees a reset
-        /// per push. NIO's default (200 resets in 30 s, made against clients that open and
+        /// reading the whole request (RFC 9113 8.1; nginx does whenever the body has not all
+        /// come), so a push client may see a reset for most of its pushes. NIO's default (200 resets in 30 s, made against clients that open and
         /// reset streams) would end the connection every 200 pushes and send the ones in
         /// flight again. A server can reset only the streams this client opened, so here the
         /// bound is above the rate pushes leave: 50,000 a second, counted over 100 ms (NIO
@@ -277,7 +277,7 @@ extension HTTP2Origin {
             return configuration
         }
         /// Header fields whose values differ from one push to the next.
-        static let differEachTime: Set<String> = ["apns-expiration", "apns-collapse-id", "apns-id", "ttl", "topic"]
+        static let differEachTime: Set<String> = ["apns-expiration", "apns-collapse-id", "ttl", "topic"]
         /// The most of an answer's body kept (APNs' reasons are a few dozen bytes).
         static let bodyLimit = 4_096
         /// The connection's inbound window (HTTP/2's initial 65,535) is topped up once half of it is used.

@@ -236,8 +236,6 @@ final class PushSender: Sendable {
     private func outcomes(of results: [(ChatStore.QueuedPush, PushOutcome)], lastError: inout String?) -> ChatStore.PushOutcomes {
         var outcomes = ChatStore.PushOutcomes()
         let now = Date()
-        var error: String?
-        defer { lastError = error ?? lastError }
         counters.withLock { counters in
             for (push, outcome) in results {
                 switch outcome {
@@ -253,11 +251,11 @@ final class PushSender: Sendable {
                 case .retry(let reason, let after) where now.timeIntervalSince(push.createdAt) < Self.giveUpAfter:
                     let delay = max(after ?? 0, OutboxWake.backoff(afterAttempts: push.attempts + 1, first: retryDelay))
                     outcomes.retries.append((push, now.addingTimeInterval(delay), reason))
-                    error = reason
+                    lastError = reason
                 case .retry(let reason, _), .failed(let reason):
                     if let id = push.id { outcomes.finished.append(id) }
                     counters.failed += 1
-                    error = reason
+                    lastError = reason
                     logger.warning("push given up", metadata: ["message": "\(push.notification.collapseId ?? "")", "device": "\(push.deviceId)", "reason": "\(reason)"])
                 }
             }
