@@ -102,9 +102,10 @@ public final class APNsClient: Sendable {
         }
         let posted = http.post(url, headers: [("authorization", "bearer \(token)")] + headers, body: body)
         return posted.flatMap { answer in
+            // A 200's body is empty: only a refusal's is read.
+            if answer.status == 200 { return posted.eventLoop.makeSucceededFuture(.delivered) }
             let reason = Self.reason(answer.body)
             switch answer.status {
-            case 200: return posted.eventLoop.makeSucceededFuture(.delivered)
             case 410: return posted.eventLoop.makeSucceededFuture(.gone("APNs 410 \(reason ?? "Unregistered")"))
             case 400 where reason == "BadDeviceToken" || reason == "DeviceTokenNotForTopic":
                 return posted.eventLoop.makeSucceededFuture(.gone("APNs 400 \(reason ?? "")"))

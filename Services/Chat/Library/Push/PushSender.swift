@@ -196,14 +196,19 @@ final class PushSender: Sendable {
 
     /// One device's pushes, each after the one before has its answer. Once the device is
     /// gone the rest are not sent (they go with it).
+    ///
+    /// Every step stays on the loop the answer came on: a future of another loop in the
+    /// chain would cost two thread hand-overs (a wake-up of each loop) per push.
     private func sendInOrder(_ pushes: ArraySlice<ChatStore.QueuedPush>) -> EventLoopFuture<[(ChatStore.QueuedPush, PushOutcome)]> {
         guard let first = pushes.first else { return HTTPClient.defaultEventLoopGroup.next().makeSucceededFuture([]) }
         let sent = send(first).recover { error in .retry("\(error)", after: nil) }
         return sent.flatMap { outcome in
+            let rest = pushes.dropFirst()
             if case .gone = outcome {
                 return sent.eventLoop.makeSucceededFuture(pushes.map { ($0, outcome) })
             }
-            return self.sendInOrder(pushes.dropFirst()).map { [(first, outcome)] + $0 }
+            guard !rest.isEmpty else { return sent.eventLoop.makeSucceededFuture([(first, outcome)]) }
+            return self.sendInOrder(rest).map { [(first, outcome)] + $0 }
         }
     }
 
