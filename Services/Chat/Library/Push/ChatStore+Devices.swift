@@ -7,7 +7,7 @@ import Wire
 /// The devices that get a user's pushes, and muted conversations.
 extension ChatStore {
     /// What a device is registered with, checked.
-    struct DeviceRegistration {
+    struct DeviceRegistration: Sendable {
         var platform: DevicePlatform
         /// The APNs token (hex) or the Web Push endpoint.
         var address: String

@@ -26,15 +26,29 @@ extension ChatStore {
         var attempts: Int
         var senderId: String
         var conversationId: String
-        var deviceId: String
-        var platform: DevicePlatform
-        var address: String
-        var environment: String?
-        var topic: String?
-        var p256dh: Data?
-        var authSecret: Data?
-        var lang: String?
+        var target: PushTarget
+        var deviceId: String { target.id }
+        var session: String { target.session }
+        var device: DeviceRegistration { target.device }
+    }
+
+    /// A device a push goes to: its row's id, the session that registered it, and what it
+    /// was registered with.
+    struct PushTarget: Sendable {
+        var id: String
         var session: String
+        var device: DeviceRegistration
+
+        /// The device's columns from `first` on: id, session_id, platform, address,
+        /// environment, topic, p256dh, auth_secret, lang. Nil for a platform not known.
+        init?(_ row: Row, from first: Int) {
+            guard let platform = DevicePlatform(rawValue: row[first + 2]) else { return nil }
+            id = row[first]
+            session = row[first + 1]
+            device = DeviceRegistration(platform: platform, address: row[first + 3], environment: row[first + 4],
+                                        topic: row[first + 5], p256dh: row[first + 6], authSecret: row[first + 7],
+                                        lang: row[first + 8])
+        }
     }
 
     /// What a pass takes: every first try since the cursor (their messages ordered as
@@ -88,7 +102,10 @@ extension ChatStore {
             batch.cursor = end > cursor ? end : nil
             batch.moreFirstTries = end < newest
             var names: [String: String] = [:]
-            for message in try messagesToPush(after: cursor, through: end, in: db) {
+            let messages = try messagesToPush(after: cursor, through: end, in: db)
+            let devices = try devicesNow(for: messages, in: db)
+            for (index, message) in messages.enumerated() {
+                guard let targets = devices[index] else { continue }
                 let title = try names[message.senderId] ?? {
                     let name = try String.fetchOne(db.cachedStatement(sql: "SELECT display_name FROM chat_user WHERE user_id = ?"),
                                                    arguments: [message.senderId]) ?? ""
@@ -99,39 +116,50 @@ extension ChatStore {
                     title: title, body: PushNotification.excerpt(message.text, limit: DeviceRules.excerpt), badge: message.badge,
                     threadId: message.conversationId, collapseId: message.id,
                     data: ["conversationId": message.conversationId, "messageId": message.id, "senderId": message.senderId])
-                // The recipient's devices now, unless they blocked the sender or muted the conversation since.
-                let devices = try Row.fetchAll(db.cachedStatement(sql: """
-                    SELECT id, platform, address, environment, topic, p256dh, auth_secret, lang, session_id FROM device
-                    WHERE user_id = :recipient
-                      AND NOT EXISTS (SELECT 1 FROM block WHERE blocker_id = :recipient AND blocked_id = :sender)
-                      AND NOT EXISTS (SELECT 1 FROM member WHERE user_id = :recipient AND conversation_id = :conversation AND muted = 1)
-                    ORDER BY registered_at, id
-                    """), arguments: ["recipient": message.recipientId, "sender": message.senderId, "conversation": message.conversationId])
-                for row in devices {
-                    guard let platform = DevicePlatform(rawValue: row[1]) else { continue }
+                for target in targets {
                     batch.pushes.append(QueuedPush(
                         id: nil, notification: notification, createdAt: message.sentAt, attempts: 0, senderId: message.senderId,
-                        conversationId: message.conversationId, deviceId: row[0], platform: platform, address: row[2],
-                        environment: row[3], topic: row[4], p256dh: row[5], authSecret: row[6], lang: row[7], session: row[8]))
+                        conversationId: message.conversationId, target: target))
                 }
             }
             return batch
         }
     }
 
+    /// The devices each message's pushes go to now, by the message's place in `messages`:
+    /// the recipient's, unless they blocked the sender or muted the conversation since.
+    /// One query for the batch (a pass of a dozen messages made a dozen before).
+    private func devicesNow(for messages: [MessageToPush], in db: Database) throws -> [Int: [PushTarget]] {
+        guard !messages.isEmpty else { return [:] }
+        let list = JSONWriter.data(.array(messages.map { message in
+            .array([.string(message.recipientId), .string(message.senderId), .string(message.conversationId)])
+        }))
+        var devices: [Int: [PushTarget]] = [:]
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT m.key, d.id, d.session_id, d.platform, d.address, d.environment, d.topic, d.p256dh, d.auth_secret, d.lang
+            FROM json_each(?) m JOIN device d ON d.user_id = m.value ->> 0
+            WHERE NOT EXISTS (SELECT 1 FROM block WHERE blocker_id = d.user_id AND blocked_id = m.value ->> 1)
+              AND NOT EXISTS (SELECT 1 FROM member WHERE user_id = d.user_id AND conversation_id = m.value ->> 2 AND muted = 1)
+            ORDER BY m.key, d.registered_at, d.id
+            """), arguments: [String(decoding: list, as: UTF8.self)])
+        while let row = try rows.next() {
+            guard let target = PushTarget(row, from: 1) else { continue }
+            devices[row[0], default: []].append(target)
+        }
+        return devices
+    }
+
     private func dueRetries(now: Date, limit: Int, in db: Database) throws -> [QueuedPush] {
         try Row.fetchAll(db.cachedStatement(sql: """
             SELECT o.id, o.notification, o.created_at, o.attempts, o.sender_id, o.conversation_id,
-                   d.id, d.platform, d.address, d.environment, d.topic, d.p256dh, d.auth_secret, d.lang, d.session_id
+                   d.id, d.session_id, d.platform, d.address, d.environment, d.topic, d.p256dh, d.auth_secret, d.lang
             FROM push_outbox o JOIN device d ON d.id = o.device_id
             WHERE o.due_at <= ? ORDER BY o.due_at, o.id LIMIT ?
             """), arguments: [now.timeIntervalSince1970, limit]).compactMap { row in
             guard let notification = try? JSONValueDecoder().decode(PushNotification.self, from: Data((row[1] as String).utf8)),
-                  let platform = DevicePlatform(rawValue: row[7]) else { return nil }
+                  let target = PushTarget(row, from: 6) else { return nil }
             return QueuedPush(id: row[0], notification: notification, createdAt: Date(timeIntervalSince1970: row[2]),
-                              attempts: row[3], senderId: row[4], conversationId: row[5], deviceId: row[6], platform: platform,
-                              address: row[8], environment: row[9], topic: row[10], p256dh: row[11], authSecret: row[12],
-                              lang: row[13], session: row[14])
+                              attempts: row[3], senderId: row[4], conversationId: row[5], target: target)
         }
     }
 
@@ -155,30 +183,78 @@ extension ChatStore {
         return messages.sorted { $0.activity < $1.activity }
     }
 
-    /// Each message committed after `cursor`, up to `last`, that has something to push,
-    /// conversation by conversation: the conversations whose activity passed the cursor
-    /// (their index), and in each its messages from the newest back to the first at or
-    /// before the cursor (those after `last` or with nothing to push stepped over, not kept).
+    /// How many of each conversation's newest messages the first read of a pass takes.
+    static let recentMessages = 4
+
+    /// Each message committed after `cursor`, up to `last`, that has something to push:
+    /// the conversations whose activity passed the cursor (their index), and in each its
+    /// messages from the newest back to the first at or before the cursor (those after
+    /// `last` or with nothing to push stepped over, not kept).
+    ///
+    /// One query takes every such conversation's `recentMessages` newest messages (a
+    /// conversation's seq runs 1…last_seq): most have one or two new ones. Only a
+    /// conversation with more new messages than that is read further back on its own.
     func forEachMessageToPush(after cursor: Int64, through last: Int64, in db: Database,
                               _ body: (MessageToPush) throws -> Void) throws {
-        let conversations = try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT id, user_a, user_b FROM conversation WHERE activity > ? ORDER BY activity
-            """), arguments: [cursor])
-        let newest = try db.cachedStatement(sql: """
-            SELECT activity, badge, id, sender_id, text, sent_at FROM message WHERE conversation_id = ? ORDER BY seq DESC
+        struct Conversation {
+            var userA: String, userB: String
+            /// The seq its messages are still to be read from, downwards; nil once one at or
+            /// before the cursor was seen, or when the window holds all of its messages.
+            var readOnFrom: Int64?
+        }
+        var conversations: [String: Conversation] = [:]
+        var order: [String] = []
+        // The text only of the new ones: the window's older messages are only looked at.
+        let recent = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT c.id, c.user_a, c.user_b, c.last_seq, m.seq, m.activity, m.badge, m.id, m.sender_id,
+                   CASE WHEN m.activity > :cursor THEN m.text END, m.sent_at
+            FROM conversation c LEFT JOIN message m ON m.conversation_id = c.id AND m.seq > c.last_seq - :window
+            WHERE c.activity > :cursor
+            ORDER BY c.activity, m.seq DESC
+            """), arguments: ["cursor": cursor, "window": Self.recentMessages])
+        var finished = Set<String>()
+        while let row = try recent.next() {
+            let id: String = row[0]
+            if conversations[id] == nil {
+                let lastSeq: Int64 = row[3], window = Int64(Self.recentMessages)
+                conversations[id] = Conversation(userA: row[1], userB: row[2], readOnFrom: lastSeq > window ? lastSeq - window : nil)
+                order.append(id)
+            }
+            // No message in the window, or past the first old one (the rows come newest first).
+            guard row[4] as Int64? != nil, !finished.contains(id), let conversation = conversations[id] else { continue }
+            // A message at or before the cursor (or from before pushes were kept this way): the older ones are not new.
+            guard let activity = row[5] as Int64?, activity > cursor else {
+                finished.insert(id)
+                conversations[id]?.readOnFrom = nil
+                continue
+            }
+            try Self.take(row, from: 5, conversation: id, userA: conversation.userA, userB: conversation.userB,
+                          through: last, body)
+        }
+        let older = try db.cachedStatement(sql: """
+            SELECT activity, badge, id, sender_id, text, sent_at FROM message
+            WHERE conversation_id = ? AND seq <= ? ORDER BY seq DESC
             """)
-        for conversation in conversations {
-            let id: String = conversation[0], userA: String = conversation[1], userB: String = conversation[2]
-            let rows = try Row.fetchCursor(newest, arguments: [id])
+        for id in order {
+            guard let conversation = conversations[id], let from = conversation.readOnFrom else { continue }
+            let rows = try Row.fetchCursor(older, arguments: [id, from])
             while let row = try rows.next() {
-                // Messages from before pushes were kept this way have no activity: none of them is new.
                 guard let activity = row[0] as Int64?, activity > cursor else { break }
-                guard activity <= last, let badge = row[1] as Int? else { continue }
-                let sender: String = row[3]
-                try body(MessageToPush(id: row[2], conversationId: id, senderId: sender, recipientId: sender == userA ? userB : userA,
-                                       text: row[4], sentAt: Date(timeIntervalSince1970: row[5]), activity: activity, badge: badge))
+                try Self.take(row, from: 0, conversation: id, userA: conversation.userA, userB: conversation.userB,
+                              through: last, body)
             }
         }
+    }
+
+    /// The message in `row` from column `first` on (activity, badge, id, sender, text,
+    /// sent at), given to `body` when it is at most `last` and has something to push.
+    private static func take(_ row: Row, from first: Int, conversation id: String, userA: String, userB: String,
+                             through last: Int64, _ body: (MessageToPush) throws -> Void) throws {
+        guard let activity = row[first] as Int64?, activity <= last, let badge = row[first + 1] as Int? else { return }
+        let sender: String = row[first + 3]
+        try body(MessageToPush(id: row[first + 2], conversationId: id, senderId: sender,
+                               recipientId: sender == userA ? userB : userA, text: row[first + 4],
+                               sentAt: Date(timeIntervalSince1970: row[first + 5]), activity: activity, badge: badge))
     }
 
     private func pushCursor(in db: Database) throws -> Int64 {

@@ -235,22 +235,23 @@ final class PushSender: Sendable {
     private func send(_ push: ChatStore.QueuedPush) -> EventLoopFuture<PushOutcome> {
         let loop = HTTPClient.defaultEventLoopGroup.next()
         var notification = push.notification
-        if notification.title.isEmpty { notification.title = PushWords.newMessage(lang: push.lang) }
+        if notification.title.isEmpty { notification.title = PushWords.newMessage(lang: push.device.lang) }
         let expiry = push.createdAt.addingTimeInterval(Self.giveUpAfter)
-        switch push.platform {
+        let device = push.device
+        switch device.platform {
         case .apns:
             guard let apns else {
                 return loop.makeSucceededFuture(.failed("APNs is not configured (HEREABOUTS_APNS_KEY_FILE, _KEY_ID, _TEAM_ID)"))
             }
-            return apns.send(notification, to: push.address,
-                                   environment: APNsEnvironment(rawValue: push.environment ?? "") ?? .production,
-                                   topic: push.topic ?? "", expiration: expiry)
+            return apns.send(notification, to: device.address,
+                                   environment: APNsEnvironment(rawValue: device.environment ?? "") ?? .production,
+                                   topic: device.topic ?? "", expiration: expiry)
         case .webpush:
-            guard settings.allowsEndpoint(push.address) else {
+            guard settings.allowsEndpoint(device.address) else {
                 return loop.makeSucceededFuture(.failed("the endpoint's host is not among HEREABOUTS_WEBPUSH_HOSTS"))
             }
-            guard let p256dh = push.p256dh, let auth = push.authSecret,
-                  let subscription = WebPushSubscription(endpoint: push.address, p256dh: Base64URL.encode(p256dh),
+            guard let p256dh = device.p256dh, let auth = device.authSecret,
+                  let subscription = WebPushSubscription(endpoint: device.address, p256dh: Base64URL.encode(p256dh),
                                                          auth: Base64URL.encode(auth)) else {
                 return loop.makeSucceededFuture(.gone("the subscription's keys are not valid"))
             }
