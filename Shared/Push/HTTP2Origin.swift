@@ -267,9 +267,10 @@ extension HTTP2Origin {
         /// reading the whole request (RFC 9113 8.1; nginx does whenever the body has not all
         /// come), so a push client may see a reset for many of its pushes. NIO's default (200
         /// resets in 30 s, made against clients that open and reset streams) would end the
-        /// connection every 200 such resets and send the pushes in flight again. A server can reset only the streams this client opened, so here the
-        /// bound is above the rate pushes leave: 50,000 a second, counted over 100 ms (NIO
-        /// keeps a time for each reset in the window).
+        /// connection every 200 such resets and send the pushes in flight again. A server can
+        /// reset only the streams this client opened, so here the bound is above the rate
+        /// pushes leave: 50,000 a second, counted over 100 ms (NIO keeps a time for each reset
+        /// in the window).
         static var streamConfiguration: NIOHTTP2Handler.StreamConfiguration {
             var configuration = NIOHTTP2Handler.StreamConfiguration()
             configuration.streamResetFrameRateLimit.maximumCount = 5_000

@@ -197,11 +197,11 @@ extension ChatStore {
     func forEachMessageToPush(after cursor: Int64, through last: Int64, in db: Database,
                               _ body: (MessageToPush) throws -> Void) throws {
         struct Conversation {
-            var userA: String, userB: String
-            /// The seq its messages are still to be read from, downwards; nil once one at or
-            /// before the cursor was seen, or when the window holds all of its messages.
-            var readOnFrom: Int64?
+            var userA: String, userB: String, lastSeq: Int64
+            /// Whether a message at or before the cursor was met: none older is new.
+            var reachedOld = false
         }
+        let window = Int64(Self.recentMessages)
         var conversations: [String: Conversation] = [:]
         var order: [String] = []
         // The text only of the new ones: the window's older messages are only looked at.
@@ -212,20 +212,18 @@ extension ChatStore {
             WHERE c.activity > :cursor
             ORDER BY c.activity, m.seq DESC
             """), arguments: ["cursor": cursor, "window": Self.recentMessages])
-        var finished = Set<String>()
         while let row = try recent.next() {
             let id: String = row[0]
-            if conversations[id] == nil {
-                let lastSeq: Int64 = row[3], window = Int64(Self.recentMessages)
-                conversations[id] = Conversation(userA: row[1], userB: row[2], readOnFrom: lastSeq > window ? lastSeq - window : nil)
+            let conversation = conversations[id] ?? {
                 order.append(id)
-            }
+                return Conversation(userA: row[1], userB: row[2], lastSeq: row[3])
+            }()
+            conversations[id] = conversation
             // No message in the window, or past the first old one (the rows come newest first).
-            guard row[4] as Int64? != nil, !finished.contains(id), let conversation = conversations[id] else { continue }
+            guard row[4] as Int64? != nil, !conversation.reachedOld else { continue }
             // A message at or before the cursor (or from before pushes were kept this way): the older ones are not new.
             guard let activity = row[5] as Int64?, activity > cursor else {
-                finished.insert(id)
-                conversations[id]?.readOnFrom = nil
+                conversations[id]?.reachedOld = true
                 continue
             }
             try Self.take(row, from: 5, conversation: id, userA: conversation.userA, userB: conversation.userB,
@@ -235,9 +233,10 @@ extension ChatStore {
             SELECT activity, badge, id, sender_id, text, sent_at FROM message
             WHERE conversation_id = ? AND seq <= ? ORDER BY seq DESC
             """)
+        // Those whose window held only new messages, and that have older ones.
         for id in order {
-            guard let conversation = conversations[id], let from = conversation.readOnFrom else { continue }
-            let rows = try Row.fetchCursor(older, arguments: [id, from])
+            guard let conversation = conversations[id], !conversation.reachedOld, conversation.lastSeq > window else { continue }
+            let rows = try Row.fetchCursor(older, arguments: [id, conversation.lastSeq - window])
             while let row = try rows.next() {
                 guard let activity = row[0] as Int64?, activity > cursor else { break }
                 try Self.take(row, from: 0, conversation: id, userA: conversation.userA, userB: conversation.userB,
