@@ -12,7 +12,7 @@ RELEASE_BIN := .build/release
 # make test or make run shows where its minutes go (Docs/BENCHMARKS.md, the developer's loop).
 timed = @echo '$(2)'; start=$$(date +%s); $(2); status=$$?; echo "⏱ $(1): $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: deps bench-peers build release test api-check console-check console-browser screenshots client client-check client-snippets client-snippets-source compose-check compose-test kubernetes-check toolchain-check run bench soak soak-edge fuzz clean
+.PHONY: deps bench-peers build release test test-tools test-tools-beside compose-packages api-check console-check console-browser screenshots client client-check client-snippets client-snippets-source compose-check compose-test kubernetes-check toolchain-check run bench soak soak-edge fuzz clean
 
 ## deps: apt-install the C libraries the build links against, when missing
 deps:
@@ -44,9 +44,10 @@ release: deps
 	$(call timed,release build,swift build -c release)
 
 ## test: every test target, including the system tests that start real processes, then the API check
-test: deps compose-check kubernetes-check toolchain-check client-check client-snippets-source
+test: deps compose-check test-tools-beside kubernetes-check toolchain-check client-check client-snippets-source
 	$(call timed,build with tests,swift build --build-tests)
 	$(call timed,swift test,bash Tests/run-swift-test.sh)
+	$(call timed,test-tools (made beside the build and the tests),bash Tests/beside-the-build.sh wait test-tools)
 	$(call timed,side by side: api-check; compose-test then console-check,bash Tests/side-by-side.sh api-check "compose-test console-check")
 
 ## api-check: Docs/openapi.yaml through openapi-spec-validator, then schemathesis against a live stack
@@ -114,11 +115,22 @@ compose-check:
 ## compose-test: Compose/docker-compose.yml run under podman and podman-compose (installed from Debian when
 ## missing) on an image built offline from the debug build `make test` made (Compose/offline/compose-test.sh)
 COMPOSE_PACKAGES := podman podman-compose runc debootstrap
-compose-test:
+compose-packages:
 	@missing=""; for p in $(COMPOSE_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
+compose-test: compose-packages
 	@test -x .build/debug/here || swift build --build-tests
 	bash Compose/offline/compose-test.sh .build/debug
+
+## test-tools: what the checks after `make test`'s build use and a new machine lacks: compose-test's and
+## console-check's Debian packages, the browser test's virtual environment, the offline image's Debian base.
+## `make test` starts it in the background before its build (test-tools-beside) and waits for it after
+## `swift test`: those minutes of downloads and unpacking go beside the compiler instead of after it.
+test-tools: compose-packages console-browser $(CONSOLE_VENV)/axe-0.1.8
+	Compose/offline/build-image.sh --base-only
+test-tools-beside:
+	@bash Tests/beside-the-build.sh start test-tools
 
 ## kubernetes-check: validate Compose/kubernetes/*.yaml against Kubernetes' schemas (kubernetes-validate from PyPI,
 ## in a virtual environment under .build; its schemas travel with it, no cluster needed)

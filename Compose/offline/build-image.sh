@@ -4,8 +4,11 @@
 # then the executables of an existing build and the Swift runtime libraries they load.
 #
 #   Compose/offline/build-image.sh [BUILD_DIR]      (default .build/debug; run as root)
+#   Compose/offline/build-image.sh --base-only      (the base alone: `make test` makes it beside the build)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+base_only=""
+[ "${1:-}" = --base-only ] && { base_only=yes; shift; }
 bin=${1:-.build/debug}
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$PWD/Compose/offline/containers.conf}
 work=.build/compose-image
@@ -23,6 +26,7 @@ if ! podman image exists "$base"; then
     rm -rf "$work/rootfs"
     echo "base image $base made in $((SECONDS - started)) s"
 fi
+[ -z "$base_only" ] || exit 0
 
 rm -rf "$work/context" && mkdir -p "$work/context/bin" "$work/context/swift"
 for product in $products; do cp "$bin/$product" "$work/context/bin/"; done
