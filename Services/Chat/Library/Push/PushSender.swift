@@ -114,7 +114,7 @@ final class PushSender: Sendable {
         do {
             try deliverDue(lastError: &lastError)
             let now = Date()
-            let checkedAt = queue.withLock { $0.checkedAt }
+            let (checkedAt, keptDue) = queue.withLock { ($0.checkedAt, $0.nextDue) }
             if lastError != nil || now.timeIntervalSince(checkedAt) >= Self.queueRefresh {
                 let current = try store.pushQueue(now: now)
                 queue.withLock { state in
@@ -130,7 +130,7 @@ final class PushSender: Sendable {
                 next = checkedAt.addingTimeInterval(Self.queueRefresh)
                 // Only this thread queues retries, and a pass that did read the figures, so no
                 // retry is due before the one kept; one due by now was this pass's to take.
-                if let due = queue.withLock({ $0.nextDue }), due > now { next = min(next, due) }
+                if let due = keptDue, due > now { next = min(next, due) }
             }
         } catch {
             logger.error("the push sender's pass failed", metadata: ["error": "\(error)"])
