@@ -7,12 +7,14 @@ SHELL := /bin/bash
 SYSTEM_PACKAGES := libzmq3-dev libsodium-dev libsqlite3-dev zlib1g-dev pkg-config python3-venv curl libjs-leaflet python3-aiosmtpd python3-h2 python3-cryptography openssl
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RELEASE_BIN := .build/release
+# kubernetes-check's virtual environment (test-tools makes it too, so it is named before either)
+KUBE_VENV := .build/kubernetes-venv
 
 # $(call timed,what,command): runs the command and says how long it took, so a run of
 # make test or make run shows where its minutes go (Docs/BENCHMARKS.md, the developer's loop).
 timed = @echo '$(2)'; start=$$(date +%s); $(2); status=$$?; echo "⏱ $(1): $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: deps bench-peers build release test test-tools test-tools-beside compose-packages api-check console-check console-browser screenshots client client-check client-snippets client-snippets-source compose-check compose-test kubernetes-check toolchain-check run bench soak soak-edge fuzz clean
+.PHONY: deps bench-peers build release test test-tools test-tools-beside compose-packages compose-validator api-check console-check console-browser screenshots client client-check client-snippets client-snippets-source compose-check compose-test kubernetes-check toolchain-check run bench soak soak-edge fuzz clean
 
 ## deps: apt-install the C libraries the build links against, when missing
 deps:
@@ -44,10 +46,11 @@ release: deps
 	$(call timed,release build,swift build -c release)
 
 ## test: every test target, including the system tests that start real processes, then the API check
-test: deps compose-check test-tools-beside kubernetes-check toolchain-check client-check client-snippets-source
+test: deps test-tools-beside toolchain-check client-check client-snippets-source
 	$(call timed,build with tests,swift build --build-tests)
 	$(call timed,swift test,bash Tests/run-swift-test.sh)
 	$(call timed,test-tools (made beside the build and the tests),bash Tests/beside-the-build.sh wait test-tools)
+	$(call timed,compose-check and kubernetes-check,$(MAKE) --no-print-directory compose-check kubernetes-check)
 	$(call timed,side by side: api-check; compose-test then console-check,bash Tests/side-by-side.sh api-check "compose-test console-check")
 
 ## api-check: Docs/openapi.yaml through openapi-spec-validator, then schemathesis against a live stack
@@ -86,12 +89,18 @@ screenshots: deps console-browser $(CONSOLE_VENV)/axe-0.1.8
 ## client: HereaboutsKit's generated layer (Shared/HereaboutsKit/Generated) from Docs/openapi.yaml with
 ## swift-openapi-generator (built by Tests/ClientGeneration); commit what it writes
 CLIENT_GENERATED := Shared/HereaboutsKit/Generated
-client: deps $(API_VENV)/bin/st
-	bash Tests/ClientGeneration/generate.sh $(API_VENV)/bin/python $(CLIENT_GENERATED)
+# prepare.py needs only PyYAML: a virtual environment of its own, made in seconds, so that `make test` runs
+# client-check before its build while api-check's larger one (schemathesis) is made beside the build
+CLIENT_VENV := .build/client-venv
+$(CLIENT_VENV)/bin/python:
+	python3 -m venv $(CLIENT_VENV)
+	$(CLIENT_VENV)/bin/pip install -q pyyaml==6.0.4
+client: deps $(CLIENT_VENV)/bin/python
+	bash Tests/ClientGeneration/generate.sh $(CLIENT_VENV)/bin/python $(CLIENT_GENERATED)
 
 ## client-check: fails when the committed generated layer is not what Docs/openapi.yaml gives now
-client-check: deps $(API_VENV)/bin/st
-	$(call timed,client-check (builds swift-openapi-generator),bash Tests/ClientGeneration/generate.sh $(API_VENV)/bin/python $(CLIENT_GENERATED) --check)
+client-check: deps $(CLIENT_VENV)/bin/python
+	$(call timed,client-check (builds swift-openapi-generator),bash Tests/ClientGeneration/generate.sh $(CLIENT_VENV)/bin/python $(CLIENT_GENERATED) --check)
 
 ## client-snippets: every Swift block of Docs/CLIENT.md compiled, with warnings as errors, in the KitConsumer
 ## target (Tests/KitConsumer), which sees HereaboutsKit as an app does; and HereaboutsKit's targets checked for
@@ -108,8 +117,10 @@ toolchain-check:
 	bash Tests/Toolchain/check-dockerfile.sh Compose/Dockerfile
 
 ## compose-check: validate Compose/docker-compose.yml (installs Debian's docker-compose if missing; no engine needed)
-compose-check:
-	@command -v docker-compose >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null; }
+compose-validator:
+	@command -v docker-compose >/dev/null || { echo "installing: docker-compose"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null; }
+compose-check: compose-validator
 	docker-compose -f Compose/docker-compose.yml config --quiet
 
 ## compose-test: Compose/docker-compose.yml run under podman and podman-compose (installed from Debian when
@@ -123,18 +134,18 @@ compose-test: compose-packages
 	@test -x .build/debug/here || swift build --build-tests
 	bash Compose/offline/compose-test.sh .build/debug
 
-## test-tools: what the checks after `make test`'s build use and a new machine lacks: compose-test's and
-## console-check's Debian packages, the browser test's virtual environment, the offline image's Debian base.
-## `make test` starts it in the background before its build (test-tools-beside) and waits for it after
-## `swift test`: those minutes of downloads and unpacking go beside the compiler instead of after it.
-test-tools: compose-packages console-browser $(CONSOLE_VENV)/axe-0.1.8
+## test-tools: what the checks after `make test`'s build use and a new machine (or a fresh clone's .build) lacks:
+## compose-test's, compose-check's and console-check's Debian packages, api-check's, the browser test's and
+## kubernetes-check's virtual environments, the offline image's Debian base. `make test` starts it in the background before its build
+## (test-tools-beside), waits for it after `swift test`, and then runs compose-check and kubernetes-check: those
+## minutes of downloads and unpacking go beside the compiler instead of before or after it.
+test-tools: compose-packages compose-validator console-browser $(API_VENV)/bin/st $(CONSOLE_VENV)/axe-0.1.8 $(KUBE_VENV)/bin/kubernetes-validate
 	Compose/offline/build-image.sh --base-only
 test-tools-beside:
 	@bash Tests/beside-the-build.sh start test-tools
 
 ## kubernetes-check: validate Compose/kubernetes/*.yaml against Kubernetes' schemas (kubernetes-validate from PyPI,
 ## in a virtual environment under .build; its schemas travel with it, no cluster needed)
-KUBE_VENV := .build/kubernetes-venv
 $(KUBE_VENV)/bin/kubernetes-validate:
 	python3 -m venv $(KUBE_VENV)
 	$(KUBE_VENV)/bin/pip install -q kubernetes-validate==1.37.0

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Runs a `make` target in the background while `make test` builds, and waits for it
 # before the checks that need it, so that a new machine installs what those checks use
-# (podman, chromium, the browser test's virtual environment, the offline base image)
-# beside the compiler instead of after it (Docs/BENCHMARKS.md, the developer's loop).
+# (podman, docker-compose, chromium, api-check's, the browser test's and kubernetes-check's
+# virtual environments, the offline base image) beside the compiler instead of before or after it
+# (Docs/BENCHMARKS.md, the developer's loop).
 # It is only a head start: what it could not make, the checks that need it make (or
 # fail on) themselves, so its failure is shown but fails nothing here.
 #
