@@ -146,18 +146,30 @@ struct CurveProcessTests {
         let hereChat = ServiceClient(service: "chat", endpoint: endpoint("chat"), timeout: 20, tries: 1, curve: try here.client(of: "chat"))
         defer { hereChat.close() }
         // Chat learns of bob from auth's feed (which it may read: its key is a service's); the
-        // subscriptions settle meanwhile. Ann writes until one arrives where it should.
+        // subscriptions settle meanwhile, each in its own time. Ann writes until one arrives
+        // where it should and the service's subscription hears one too.
         var delivered: EventSubscriber.Event?
+        var serviceHeard: EventSubscriber.Event?
         var sent = 0
-        for _ in 0..<100 where delivered == nil {
+        func send() {
             if (try? hereChat.call(ChatAPI.send, SendMessageRequest(to: bob.user.id, text: "hello \(sent)"), token: ann.accessToken)) != nil {
                 sent += 1
             }
-            delivered = try own.next(timeout: 0.2)
         }
-        try #require(delivered != nil, "\(chat.logText)")
+        for _ in 0..<100 where delivered == nil || serviceHeard == nil {
+            send()
+            if delivered == nil { delivered = try own.next(timeout: 0.2) }
+            if serviceHeard == nil { serviceHeard = try service.next(timeout: 0.2) }
+        }
+        try #require(delivered != nil && serviceHeard != nil, "\(chat.logText)")
         #expect(delivered?.topic == bobTopic)
-        // Each message goes out on both members' topics; the service hears both.
+        // With the service's subscription in place (what it heard so far may have begun between
+        // one message's two topics), one more message goes out on both members' topics, and
+        // the service hears both.
+        while try service.next(timeout: 0.5) != nil {}
+        let before = sent
+        send()
+        #expect(sent == before + 1)
         var heard: Set<String> = []
         while let event = try service.next(timeout: 1) { heard.insert(event.topic) }
         #expect(heard == [bobTopic, ChatAPI.messageTopic(userId: ann.user.id)])
