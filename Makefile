@@ -116,10 +116,11 @@ client-snippets: client-snippets-source
 toolchain-check:
 	bash Tests/Toolchain/check-dockerfile.sh Compose/Dockerfile
 
-## compose-check: validate Compose/docker-compose.yml (installs Debian's docker-compose if missing; no engine needed)
+## compose-validator: Debian's docker-compose, when missing (compose-check's tool; test-tools installs it beside the build)
 compose-validator:
 	@command -v docker-compose >/dev/null || { echo "installing: docker-compose"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null; }
+## compose-check: validate Compose/docker-compose.yml (no engine needed)
 compose-check: compose-validator
 	docker-compose -f Compose/docker-compose.yml config --quiet
 
@@ -136,9 +137,10 @@ compose-test: compose-packages
 
 ## test-tools: what the checks after `make test`'s build use and a new machine (or a fresh clone's .build) lacks:
 ## compose-test's, compose-check's and console-check's Debian packages, api-check's, the browser test's and
-## kubernetes-check's virtual environments, the offline image's Debian base. `make test` starts it in the background before its build
-## (test-tools-beside), waits for it after `swift test`, and then runs compose-check and kubernetes-check: those
-## minutes of downloads and unpacking go beside the compiler instead of before or after it.
+## kubernetes-check's virtual environments, the offline image's Debian base. `make test` starts it in the
+## background before its build (test-tools-beside), waits for it after `swift test`, and then runs compose-check
+## and kubernetes-check: those minutes of downloads and unpacking go beside the compiler instead of before or
+## after it.
 test-tools: compose-packages compose-validator console-browser $(API_VENV)/bin/st $(CONSOLE_VENV)/axe-0.1.8 $(KUBE_VENV)/bin/kubernetes-validate
 	Compose/offline/build-image.sh --base-only
 test-tools-beside:
