@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Crypto
 import Foundation
 import NIOCore
@@ -98,7 +97,7 @@ public final class APNsClient: Sendable {
         do {
             token = try providerToken(renew: renew)
         } catch {
-            return HTTPClient.defaultEventLoopGroup.next().makeSucceededFuture(.failed("APNs: cannot sign a provider token: \(error)"))
+            return http.anyLoop.makeSucceededFuture(.failed("APNs: cannot sign a provider token: \(error)"))
         }
         let posted = http.post(url, headers: [("authorization", "bearer \(token)")] + headers, body: body)
         return posted.flatMap { answer in

@@ -11,9 +11,11 @@ import Synchronization
 /// written frame by frame (`HTTP2Origin`); a Web Push service that offers only
 /// HTTP/1.1 (by ALPN) through AsyncHTTPClient.
 ///
-/// Clients are made on the first push and shut down by `shutdown()`: a service that
-/// never pushes (a test's, the fuzzer's) holds none, since AsyncHTTPClient traps in
-/// debug builds on a client dropped without a shutdown.
+/// Clients and their event loops are made on the first push and shut down by
+/// `shutdown()`: a service that never pushes (a test's, the fuzzer's) holds none, since
+/// AsyncHTTPClient traps in debug builds on a client dropped without a shutdown. The
+/// loops are the client's own (`push-http-…`), not NIO's shared ones, since with
+/// `PushPriority.background` they run at a low priority.
 public final class PushHTTP: Sendable {
     private enum State {
         case idle
@@ -22,7 +24,12 @@ public final class PushHTTP: Sendable {
     }
 
     private let configuration: HTTPClient.Configuration
+    private let priority: PushPriority
     private let state = Mutex(State.idle)
+    /// The loops every push is carried on, made with the first; nil after `shutdown()`.
+    private let loops = Mutex<(group: MultiThreadedEventLoopGroup?, shutDown: Bool)>((nil, false))
+    /// The loops' threads by their kernel ids, once each has started (tests, diagnostics).
+    private let loopThreads = Mutex<[Int32]>([])
     /// HTTP/2 origins by `host:port`, and the TLS context they share (made with the first).
     private let origins = Mutex<(tls: NIOSSLContext?, byAuthority: [String: HTTP2Origin])>((nil, [:]))
     /// How long one push's request may take, connection included.
@@ -32,7 +39,10 @@ public final class PushHTTP: Sendable {
 
     /// - Parameter caFile: a PEM file of certificates trusted besides the system's (a
     ///   test's stand-in, a proxy's own CA).
-    public init(caFile: String? = nil, timeout: TimeAmount = .seconds(30), idleTimeout: TimeAmount = .minutes(5)) {
+    /// - Parameter priority: the scheduling class of the client's event loops.
+    public init(caFile: String? = nil, timeout: TimeAmount = .seconds(30), idleTimeout: TimeAmount = .minutes(5),
+                priority: PushPriority = .normal) {
+        self.priority = priority
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile { tls.additionalTrustRoots = [.file(caFile)] }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
@@ -58,6 +68,40 @@ public final class PushHTTP: Sendable {
             return Array(origins.byAuthority.values)
         }
         for origin in origins { try? origin.close().wait() }
+        let group = loops.withLock { loops in
+            defer { loops = (nil, true) }
+            return loops.group
+        }
+        try? group?.syncShutdownGracefully()
+    }
+
+    /// The kernel ids of the event loops' threads that have started.
+    public var threadIDs: [Int32] { loopThreads.withLock { $0 } }
+
+    /// One of the client's event loops (for a future that needs one).
+    public var anyLoop: any EventLoop { group.next() }
+
+    /// The client's loops: one per core, made on first use. After `shutdown()`, a loop
+    /// of NIO's shared group, so that what is asked fails on it rather than trapping.
+    private var group: any EventLoopGroup {
+        let (group, made) = loops.withLock { loops -> (MultiThreadedEventLoopGroup?, Bool) in
+            if let group = loops.group { return (group, false) }
+            if loops.shutDown { return (nil, false) }
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+            loops.group = group
+            return (group, true)
+        }
+        guard let group else { return MultiThreadedEventLoopGroup.singleton }
+        if made {
+            for (number, loop) in group.makeIterator().enumerated() {
+                loop.execute { [self] in
+                    Thread.current.name = "push-http-\(number)"
+                    if priority == .background { ThreadScheduling.enterBackground() }
+                    if let id = ThreadScheduling.currentThreadID() { loopThreads.withLock { $0.append(id) } }
+                }
+            }
+        }
+        return group
     }
 
     /// How many origins are known (tests).
@@ -73,7 +117,7 @@ public final class PushHTTP: Sendable {
             case .running(let client): return client
             case .shutDown: throw ShutDown()
             case .idle:
-                let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+                let client = HTTPClient(eventLoopGroup: group, configuration: configuration)
                 state = .running(client)
                 return client
             }
@@ -99,7 +143,7 @@ public final class PushHTTP: Sendable {
             guard let https = try self.origin(of: url) else { return postHTTP1(url, headers: headers, body: body) }
             (origin, path) = https
         } catch {
-            return MultiThreadedEventLoopGroup.singleton.next().makeFailedFuture(error)
+            return anyLoop.makeFailedFuture(error)
         }
         guard origin.speaksHTTP2 else { return postHTTP1(url, headers: headers, body: body) }
         return origin.post(path, headers: headers, body: ByteBuffer(bytes: body)).flatMapError { error in
@@ -117,7 +161,7 @@ public final class PushHTTP: Sendable {
                        body: response.body.map { Data($0.readableBytesView) } ?? Data())
             }
         } catch {
-            return HTTPClient.defaultEventLoopGroup.next().makeFailedFuture(error)
+            return anyLoop.makeFailedFuture(error)
         }
     }
 }
@@ -142,7 +186,7 @@ extension PushHTTP {
                 return try NIOSSLContext(configuration: tls)
             }()
             let origin = HTTP2Origin(host: host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: port, tls: tls,
-                                     timeout: timeout, idleTimeout: idleTimeout, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+                                     timeout: timeout, idleTimeout: idleTimeout, eventLoop: anyLoop)
             origins.tls = tls
             // A new origin is rare (a Web Push service not seen before): forget those with
             // no push for twice the idle time, whose connections have closed, so that

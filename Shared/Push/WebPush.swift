@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Crypto
 import Foundation
 import NIOCore
@@ -117,7 +116,7 @@ public final class WebPushClient: Sendable {
     /// Sends one notification to one subscription; never fails.
     public func send(_ notification: PushNotification, to subscription: WebPushSubscription,
                      timeToLive: TimeInterval) -> EventLoopFuture<PushOutcome> {
-        let loop = HTTPClient.defaultEventLoopGroup.next()
+        let loop = http.anyLoop
         do {
             guard let audience = Self.audience(of: subscription.endpoint) else {
                 return loop.makeSucceededFuture(.gone("the endpoint is not a URL"))

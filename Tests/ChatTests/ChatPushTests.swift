@@ -2,11 +2,13 @@ import Contracts
 import Foundation
 @testable import Chat
 import Crypto
+import NIOCore
 @testable import Push
 import ServiceClient
 import ServiceKit
 import ServiceKitTesting
 import StackFixtures
+import Synchronization
 import TestThreads
 import Testing
 import Wire
@@ -58,12 +60,14 @@ struct ChatPushTests {
         try #require(try fixture.client.call(ChatAPI.health, Empty()).push)
     }
 
-    /// Waits until the outbox is empty (every push delivered, retried out or given up).
+    /// Waits until the outbox is empty (every push delivered, retried out or given up) and
+    /// `health` says so: the sender reads its figures after a pass, in the background class
+    /// (`PushPriority`), so under the suite's load that can come a while after the last push.
     static func drained(_ fixture: ChatFixture, timeout: TimeInterval = 30) throws -> PushQueueStatus {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             fixture.chat.pushSender.wake()
-            if try fixture.chat.store.pushQueue(now: Date()).pending == 0 { break }
+            if try fixture.chat.store.pushQueue(now: Date()).pending == 0, try status(fixture).pending == 0 { break }
             Thread.sleep(forTimeInterval: 0.05)
         }
         Thread.sleep(forTimeInterval: 0.1)
@@ -143,6 +147,54 @@ struct ChatPushTests {
         #expect(taken == [["1", "2", "3", "4", "5"], ["6", "7", "8", "9", "10"], ["11", "12"]], "\(taken)")
         #expect(more == [true, true, false])
         #expect(try store.pushQueue(now: Date()).pending == 0)
+    }
+
+    @Test("the sender's thread and the push client's loops run at nice 19 by default, as equals with HEREABOUTS_PUSH_PRIORITY=normal")
+    func pushThreadsInTheBackground() throws {
+        #expect(try PushSettings(environment: [:]).priority == .background)
+        #expect(try PushSettings(environment: ["HEREABOUTS_PUSH_PRIORITY": "Normal"]).priority == .normal)
+        #expect(throws: PushSettings.ConfigurationError.self) { try PushSettings(environment: ["HEREABOUTS_PUSH_PRIORITY": "high"]) }
+        let server = try PushTestServer(.init(topic: "org.example.divebuddy"))
+        for (setting, nice) in [(nil, ThreadScheduling.backgroundNice), ("normal", Int32(0))] {
+            var environment = server.environment
+            environment["HEREABOUTS_PUSH_PRIORITY"] = setting
+            let fixture = try ChatFixture(environment: environment)
+            let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
+            try fixture.catchUp()
+            _ = try Self.register(fixture, ben, apns: 60)
+            let before = server.pushes.count
+            _ = try Self.send(fixture, "Boat at eight", from: ana, to: ben.id)
+            _ = server.waitFor(before + 1)
+            // Each loop names its thread on its first turn: every one has by now or soon.
+            let deadline = Date().addingTimeInterval(10)
+            while fixture.chat.pushSender.threadIDs.count < 1 + System.coreCount && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            let threads = fixture.chat.pushSender.threadIDs
+            #expect(threads.count == 1 + System.coreCount, "the sender's thread and one loop per core")
+            #expect(threads.map(ThreadScheduling.nice(ofThread:)) == threads.map { _ in nice }, "\(setting ?? "default")")
+        }
+    }
+
+    @Test("a background thread's writes run on a thread of normal priority")
+    func writesLeaveTheBackground() throws {
+        let lane = NormalPriorityLane(name: "test-lane")
+        lane.start()
+        defer { lane.stop() }
+        let seen = Mutex<(own: Int32?, lane: Int32?)>((nil, nil))
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            ThreadScheduling.enterBackground()
+            let own = ThreadScheduling.currentThreadID().flatMap(ThreadScheduling.nice(ofThread:))
+            let inLane = try? lane.run { ThreadScheduling.currentThreadID().flatMap(ThreadScheduling.nice(ofThread:)) }
+            seen.withLock { $0 = (own, inLane ?? nil) }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        let (own, inLane) = seen.withLock { $0 }
+        #expect(own == ThreadScheduling.backgroundNice)
+        #expect(inLane == 0)
     }
 
     @Test("a device's pushes arrive in the order their messages were sent, so its badge ends at the newest count; one gone device is forgotten once")

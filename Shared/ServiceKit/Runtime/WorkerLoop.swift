@@ -14,13 +14,17 @@ public final class WorkerLoop: Sendable {
     private let name: String
     private let spacing: TimeInterval
     private let pass: @Sendable () -> Date
+    private let prepare: @Sendable () -> Void
     private let condition = NSCondition()
     private let state = Mutex<(stopped: Bool, woken: Bool)>((false, false))
     private let thread = Mutex<ServiceThread?>(nil)
 
-    public init(name: String, spacing: TimeInterval = 0, pass: @escaping @Sendable () -> Date) {
+    /// - Parameter prepare: runs first on the loop's thread (its scheduling class, say).
+    public init(name: String, spacing: TimeInterval = 0, prepare: @escaping @Sendable () -> Void = {},
+                pass: @escaping @Sendable () -> Date) {
         self.name = name
         self.spacing = spacing
+        self.prepare = prepare
         self.pass = pass
     }
 
@@ -62,6 +66,7 @@ public final class WorkerLoop: Sendable {
     public var isStopped: Bool { state.withLock { $0.stopped } }
 
     private func run() {
+        prepare()
         while !isStopped {
             state.withLock { $0.woken = false }
             let began = Date()

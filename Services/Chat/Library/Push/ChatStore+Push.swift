@@ -261,7 +261,7 @@ extension ChatStore {
     }
 
     /// What a pass of the sender learned, written in one transaction.
-    struct PushOutcomes {
+    struct PushOutcomes: Sendable {
         /// Retries delivered, or given up: their rows go.
         var finished: [Int64] = []
         /// Pushes to try again, when, and why (a first try gets a row).

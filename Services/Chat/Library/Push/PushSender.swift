@@ -1,7 +1,6 @@
 import Contracts
 import Crypto
 import Foundation
-import AsyncHTTPClient
 import Logging
 import NIOCore
 import Push
@@ -20,6 +19,12 @@ import Synchronization
 ///
 /// A push whose delivery is not recorded before a crash is sent again on the next
 /// start; it carries the message's id as its collapse id, so the device shows it once.
+///
+/// With `PushPriority.background` (the default) the sender's thread and the HTTP
+/// client's loops run at nice 19, so that sends get the cores first. What the sender
+/// writes (SQLite's one writer, which every send waits for) and its questions to auth
+/// (whose socket may start ZeroMQ's shared threads) it hands to a thread of normal
+/// priority (`NormalPriorityLane`).
 final class PushSender: Sendable {
     /// How long a push is tried (and how long APNs and Web Push keep it for an offline device).
     static let giveUpAfter: TimeInterval = 86_400
@@ -66,6 +71,9 @@ final class PushSender: Sendable {
     private let queue = Mutex(QueueState())
     private let liveSessions = Mutex<[String: Date]>([:])
     private let loop: Mutex<WorkerLoop?> = Mutex(nil)
+    /// Where the sender's writes and questions to auth run: nil when on its own thread (`normal`).
+    private let foreground: NormalPriorityLane?
+    private let senderThread = Mutex<Int32?>(nil)
 
     init(store: ChatStore, settings: PushSettings, vapid: VAPIDKey, retryDelay: TimeInterval = 5,
          endedSessions: @escaping @Sendable ([String]) throws -> [String], logger: Logger) {
@@ -74,8 +82,9 @@ final class PushSender: Sendable {
         self.retryDelay = retryDelay
         self.endedSessions = endedSessions
         self.logger = logger
-        let http = PushHTTP(caFile: settings.caFile)
+        let http = PushHTTP(caFile: settings.caFile, priority: settings.priority)
         self.http = http
+        foreground = settings.priority == .background ? NormalPriorityLane(name: "push-record") : nil
         apns = settings.apns.map { APNsClient(credentials: $0.credentials, url: $0.url, http: http) }
         webPush = WebPushClient(vapid: vapid, http: http)
     }
@@ -88,9 +97,16 @@ final class PushSender: Sendable {
                                removed: counters.removed, lastError: queue.lastError, transports: settings.transports)
     }
 
+    /// The kernel ids of the sender's thread and the HTTP client's loops, once started (tests).
+    var threadIDs: [Int32] { (senderThread.withLock { $0 }.map { [$0] } ?? []) + http.threadIDs }
+
     func start() {
-        logger.info("pushes leave through \(settings.transports.joined(separator: "; "))")
-        let worker = WorkerLoop(name: "push", spacing: Self.passSpacing) { [self] in pass() }
+        logger.info("pushes leave through \(settings.transports.joined(separator: "; ")), at \(settings.priority.rawValue) priority")
+        let worker = WorkerLoop(name: "push", spacing: Self.passSpacing, prepare: { [self] in
+            if settings.priority == .background { ThreadScheduling.enterBackground() }
+            senderThread.withLock { $0 = ThreadScheduling.currentThreadID() }
+        }, pass: { [self] in pass() })
+        foreground?.start()
         loop.withLock { $0 = worker }
         worker.start()
     }
@@ -98,6 +114,7 @@ final class PushSender: Sendable {
     /// Returns once the pushes under way have finished.
     func stop() {
         loop.withLock { $0 }?.stop()
+        foreground?.stop()
         http.shutdown()
     }
 
@@ -150,16 +167,22 @@ final class PushSender: Sendable {
             tried.formUnion(batch.pushes.compactMap(\.id))
             let ended = sessionsEnded(among: Set(batch.pushes.map(\.session)))
             if !ended.isEmpty {
-                let forgotten = try store.forgetDevices(ofSessions: Array(ended))
+                let forgotten = try inForeground { [store] in try store.forgetDevices(ofSessions: Array(ended)) }
                 counters.withLock { $0.removed += forgotten }
             }
             let results = deliver(batch.pushes.filter { !ended.contains($0.session) })
             var outcomes = outcomes(of: results, lastError: &lastError)
             outcomes.cursor = batch.cursor
-            try store.record(outcomes)
+            try inForeground { [store, outcomes] in try store.record(outcomes) }
             // More retries due, or more messages, than a step takes; messages from now on wait for the next pass.
             if !batch.moreRetries && !batch.moreFirstTries { return }
         }
+    }
+
+    /// Runs `work` on a thread of the normal class when the sender's own is in the background.
+    private func inForeground<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
+        guard let foreground else { return try work() }
+        return try foreground.run(work)
     }
 
     /// The sessions among these that auth says have ended; none when auth cannot say
@@ -173,7 +196,7 @@ final class PushSender: Sendable {
         var ended = Set<String>()
         do {
             for chunk in Array(unknown).chunked(SessionsRequest.maxIDs) {
-                ended.formUnion(try endedSessions(Array(chunk)))
+                ended.formUnion(try inForeground { [endedSessions] in try endedSessions(Array(chunk)) })
             }
         } catch {
             logger.warning("cannot ask auth which sessions ended; pushing anyway", metadata: ["error": "\(error)"])
@@ -220,7 +243,7 @@ final class PushSender: Sendable {
     /// Every step stays on the loop the answer came on: a future of another loop in the
     /// chain would cost two thread hand-overs (a wake-up of each loop) per push.
     private func sendInOrder(_ pushes: ArraySlice<ChatStore.QueuedPush>) -> EventLoopFuture<[(ChatStore.QueuedPush, PushOutcome)]> {
-        guard let first = pushes.first else { return HTTPClient.defaultEventLoopGroup.next().makeSucceededFuture([]) }
+        guard let first = pushes.first else { return http.anyLoop.makeSucceededFuture([]) }
         let sent = send(first).recover { error in .retry("\(error)", after: nil) }
         return sent.flatMap { outcome in
             let rest = pushes.dropFirst()
@@ -233,7 +256,7 @@ final class PushSender: Sendable {
     }
 
     private func send(_ push: ChatStore.QueuedPush) -> EventLoopFuture<PushOutcome> {
-        let loop = HTTPClient.defaultEventLoopGroup.next()
+        let loop = http.anyLoop
         var notification = push.notification
         if notification.title.isEmpty { notification.title = PushWords.newMessage(lang: push.device.lang) }
         let expiry = push.createdAt.addingTimeInterval(Self.giveUpAfter)

@@ -17,6 +17,9 @@ import Push
 /// - `HEREABOUTS_PUSH_CONCURRENCY`: pushes in flight at once (default 64).
 /// - `HEREABOUTS_PUSH_BATCH`: messages the sender takes for their first try at once
 ///   (default 10,000): what a pass holds after the sender was held up.
+/// - `HEREABOUTS_PUSH_PRIORITY`: `background` (the default: the push threads run at nice
+///   19, so the requests' threads get the cores first, `PushPriority`) or `normal` (they
+///   compete with the requests' threads as equals).
 struct PushSettings: Sendable {
     var apns: (credentials: APNsCredentials, url: String?)?
     var caFile: String?
@@ -25,6 +28,7 @@ struct PushSettings: Sendable {
     var webPushHosts: [String]?
     var concurrency: Int
     var firstTries: Int
+    var priority: PushPriority
 
     static let browserPushServices = ["fcm.googleapis.com", "push.services.mozilla.com", "push.apple.com", "notify.windows.com"]
 
@@ -70,6 +74,11 @@ struct PushSettings: Sendable {
             throw ConfigurationError(description: "HEREABOUTS_PUSH_BATCH must be a number from 1 to 1000000")
         }
         self.firstTries = taken
+        let priority = value("HEREABOUTS_PUSH_PRIORITY").map { PushPriority(rawValue: $0.lowercased()) }
+        guard let chosenPriority = priority ?? .background else {
+            throw ConfigurationError(description: "HEREABOUTS_PUSH_PRIORITY must be \(PushPriority.allCases.map(\.rawValue).joined(separator: " or "))")
+        }
+        self.priority = chosenPriority
     }
 
     /// `a@b` from `Name <a@b>` or `a@b`.
