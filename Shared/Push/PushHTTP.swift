@@ -39,7 +39,7 @@ public final class PushHTTP: Sendable {
 
     /// - Parameter caFile: a PEM file of certificates trusted besides the system's (a
     ///   test's stand-in, a proxy's own CA).
-    /// - Parameter priority: the scheduling class of the client's event loops.
+    /// - Parameter priority: the priority of the client's event loops' threads.
     public init(caFile: String? = nil, timeout: TimeAmount = .seconds(30), idleTimeout: TimeAmount = .minutes(5),
                 priority: PushPriority = .normal) {
         self.priority = priority

@@ -179,7 +179,7 @@ final class PushSender: Sendable {
         }
     }
 
-    /// Runs `work` on a thread of the normal class when the sender's own is in the background.
+    /// Runs `work` on a thread of normal priority when the sender's own runs in the background.
     private func inForeground<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
         guard let foreground else { return try work() }
         return try foreground.run(work)
