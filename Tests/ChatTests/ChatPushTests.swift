@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import GRDB
 @testable import Chat
 import Crypto
 import NIOCore
@@ -257,26 +258,31 @@ struct ChatPushTests {
         let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
         try fixture.catchUp()
         let store = fixture.chat.store
-        func send(_ text: String) throws -> ChatStore.Sent {
+        /// A send through the store (which wakes no sender), and what `then` changes in the
+        /// same transaction: no pass of the sender, whenever it runs, can see the message
+        /// before the change.
+        func send(_ text: String, then change: (ChatStore.Sent, Database) throws -> Void = { _, _ in }) throws -> ChatStore.Sent {
             try store.database.pool.write { db in
-                try store.send(text, from: ana.id, to: .user(ben.id), id: Identifier.sortable(), at: Date(), in: db)
+                let sent = try store.send(text, from: ana.id, to: .user(ben.id), id: Identifier.sortable(), at: Date(), in: db)
+                try change(sent, db)
+                return sent
             }
         }
         #expect(try !send("no device yet").pushes, "nothing to push: the sender is not woken")
         _ = try Self.register(fixture, ben, apns: 70)
-        let second = try send("a device now")
+        let second = try send("a device now") { sent, db in
+            try store.setMuted(true, conversation: sent.message.conversationId, for: ben.id, in: db)
+        }
         #expect(second.pushes)
-        _ = try fixture.client.call(ChatAPI.mute, MuteRequest(conversationId: second.message.conversationId, muted: true), token: ben.token)
         #expect(try !send("muted").pushes)
         let badges = try store.database.pool.read { db in try Int?.fetchAll(db, sql: "SELECT badge FROM message ORDER BY seq") }
         #expect(badges == [nil, 2, nil])
 
-        // Sent through the store, nothing woke the sender: "a device now" waits, and the
-        // conversation was muted since. Then a block made after a send, before its push.
+        // "A device now" was marked for a push, and the conversation muted before any pass
+        // saw it. Then a block made after a send, before its push.
         _ = try Self.drained(fixture)
         _ = try fixture.client.call(ChatAPI.mute, MuteRequest(conversationId: second.message.conversationId, muted: false), token: ben.token)
-        #expect(try send("blocked before it left").pushes)
-        _ = try fixture.client.call(ChatAPI.block, BlockRequest(userId: ana.id), token: ben.token)
+        #expect(try send("blocked before it left") { _, db in try store.block(ana.id, by: ben.id, in: db) }.pushes)
         _ = try Self.drained(fixture)
         _ = try fixture.client.call(ChatAPI.unblock, BlockRequest(userId: ana.id), token: ben.token)
         _ = try Self.send(fixture, "after the block", from: ana, to: ben.id)
