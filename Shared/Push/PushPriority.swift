@@ -12,8 +12,8 @@ import Glibc
 /// sixth of the send rate: Docs/BENCHMARKS.md, Pushes).
 public enum PushPriority: String, Sendable, CaseIterable {
     /// Nice 19: a request's thread gets the core first, and the push threads still get
-    /// a small share (about 1.5 % of a core against each busy thread) when every core is
-    /// busy, so pushes slow down under such a load rather than stop. (Linux's `SCHED_IDLE`
+    /// a small share when every core is busy (by the kernel's weights, 15 against each busy
+    /// nice-0 thread's 1024), so pushes slow down under such a load rather than stop. (Linux's `SCHED_IDLE`
     /// gained a little more on an idle-enough machine and stalled pushes for a minute on
     /// a saturated one: BENCHMARKS.md.)
     case background

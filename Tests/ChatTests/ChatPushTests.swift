@@ -62,7 +62,7 @@ struct ChatPushTests {
     }
 
     /// Waits until the outbox is empty (every push delivered, retried out or given up) and
-    /// `health` says so: the sender reads its figures after a pass, in the background class
+    /// `health` says so: the sender reads its figures after a pass, at a low priority
     /// (`PushPriority`), so under the suite's load that can come a while after the last push.
     static func drained(_ fixture: ChatFixture, timeout: TimeInterval = 30) throws -> PushQueueStatus {
         let deadline = Date().addingTimeInterval(timeout)

@@ -19,7 +19,7 @@ public final class WorkerLoop: Sendable {
     private let state = Mutex<(stopped: Bool, woken: Bool)>((false, false))
     private let thread = Mutex<ServiceThread?>(nil)
 
-    /// - Parameter prepare: runs first on the loop's thread (its scheduling class, say).
+    /// - Parameter prepare: runs first on the loop's thread (to set its priority, say).
     public init(name: String, spacing: TimeInterval = 0, prepare: @escaping @Sendable () -> Void = {},
                 pass: @escaping @Sendable () -> Date) {
         self.name = name
