@@ -11,11 +11,12 @@ import Synchronization
 /// written frame by frame (`HTTP2Origin`); a Web Push service that offers only
 /// HTTP/1.1 (by ALPN) through AsyncHTTPClient.
 ///
-/// Clients and their event loops are made on the first push and shut down by
-/// `shutdown()`: a service that never pushes (a test's, the fuzzer's) holds none, since
-/// AsyncHTTPClient traps in debug builds on a client dropped without a shutdown. The
-/// loops are the client's own (`push-http-…`), not NIO's shared ones, since with
-/// `PushPriority.background` they run at a low priority.
+/// Clients and their event loops are made on the first push (or by `makeLoops()`) and
+/// shut down by `shutdown()`: a service that never pushes (a test's, the fuzzer's) holds
+/// none, since AsyncHTTPClient traps in debug builds on a client dropped without a
+/// shutdown. The loops are the client's own (`push-http-…`), not NIO's shared ones: a
+/// thread takes its creator's priority, and chat's push sender, which lowers its own
+/// (`PushPriority.background`), makes them first at normal priority.
 public final class PushHTTP: Sendable {
     private enum State {
         case idle
@@ -24,7 +25,6 @@ public final class PushHTTP: Sendable {
     }
 
     private let configuration: HTTPClient.Configuration
-    private let priority: PushPriority
     private let state = Mutex(State.idle)
     /// The loops every push is carried on, made with the first; nil after `shutdown()`.
     private let loops = Mutex<(group: MultiThreadedEventLoopGroup?, shutDown: Bool)>((nil, false))
@@ -39,10 +39,7 @@ public final class PushHTTP: Sendable {
 
     /// - Parameter caFile: a PEM file of certificates trusted besides the system's (a
     ///   test's stand-in, a proxy's own CA).
-    /// - Parameter priority: the priority of the client's event loops' threads.
-    public init(caFile: String? = nil, timeout: TimeAmount = .seconds(30), idleTimeout: TimeAmount = .minutes(5),
-                priority: PushPriority = .normal) {
-        self.priority = priority
+    public init(caFile: String? = nil, timeout: TimeAmount = .seconds(30), idleTimeout: TimeAmount = .minutes(5)) {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile { tls.additionalTrustRoots = [.file(caFile)] }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
@@ -81,6 +78,12 @@ public final class PushHTTP: Sendable {
     /// One of the client's event loops (for a future that needs one).
     public var anyLoop: any EventLoop { group.next() }
 
+    /// Makes the event loops now, if they are not yet made: their threads take the calling
+    /// thread's priority.
+    public func makeLoops() {
+        _ = group
+    }
+
     /// The client's loops: one per core, made on first use. After `shutdown()`, a loop
     /// of NIO's shared group, so that what is asked fails on it rather than trapping.
     private var group: any EventLoopGroup {
@@ -96,7 +99,6 @@ public final class PushHTTP: Sendable {
             for (number, loop) in group.makeIterator().enumerated() {
                 loop.execute { [self] in
                     Thread.current.name = "push-http-\(number)"
-                    if priority == .background { ThreadScheduling.enterBackground() }
                     if let id = ThreadScheduling.currentThreadID() { loopThreads.withLock { $0.append(id) } }
                 }
             }

@@ -11,11 +11,12 @@ import Glibc
 /// request's thread wakes, and the sends queue behind them (on two cores that cost a
 /// sixth of the send rate: Docs/BENCHMARKS.md, Pushes).
 public enum PushPriority: String, Sendable, CaseIterable {
-    /// Nice 19: a request's thread gets the core first, and the push threads still get
-    /// a small share when every core is busy (by the kernel's weights, 15 against each busy
-    /// nice-0 thread's 1024), so pushes slow down under such a load rather than stop. (Linux's `SCHED_IDLE`
-    /// gained a little more on an idle-enough machine and stalled pushes for a minute on
-    /// a saturated one: BENCHMARKS.md.)
+    /// The push sender's thread at nice 19: a request's thread gets the core first. When
+    /// every core is busy it would get a sliver (by the kernel's weights, 15 against each
+    /// busy nice-0 thread's 1024), so once pushes fall behind the sender hands its passes
+    /// to a thread of normal priority until they have caught up (chat's `PushSender`).
+    /// (Linux's `SCHED_IDLE` gained a little more on an idle-enough machine and stalled
+    /// pushes for a minute on a saturated one: BENCHMARKS.md.)
     case background
     /// The push threads compete with every other thread as equals.
     case normal

@@ -20,6 +20,8 @@ public final class PushTestServer {
         public var topic: String?
         /// Each request is answered (and kept) after a random wait of up to this many seconds.
         public var jitter: Double = 0
+        /// Each request is answered this many seconds late (before any jitter).
+        public var delay: Double = 0
         /// Offers (by ALPN) and speaks only HTTP/1.1, as some Web Push services do.
         public var http1Only = false
         /// Each HTTP/2 connection ends with a GOAWAY once it answered this many requests (0: never).
@@ -106,6 +108,7 @@ public final class PushTestServer {
                          "--busy-first", "\(options.busyFirst)", "--webpush-gone", options.goneEndpoints.joined(separator: ",")]
         if let topic = options.topic { arguments += ["--topic", topic] }
         if options.jitter > 0 { arguments += ["--jitter", "\(options.jitter)"] }
+        if options.delay > 0 { arguments += ["--delay", "\(options.delay)"] }
         if options.http1Only { arguments.append("--http1") }
         if options.goAwayAfter > 0 { arguments += ["--goaway-after", "\(options.goAwayAfter)"] }
         if options.resetAfterAnswer { arguments.append("--reset-after-answer") }

@@ -14,6 +14,7 @@ Web Push: POST /push/<name>. The VAPID header (RFC 8292) is checked (the JWT aga
           answer 410.
 --jitter S answers each request after a random wait of up to S seconds, so requests
           sent side by side are taken (and kept) out of order.
+--delay S answers each request S seconds late (before any jitter): a slow push service.
 --goaway-after N  sends a GOAWAY on each HTTP/2 connection once its N-th stream opens:
           the first N streams are answered, later ones are not (the client's to
           send again elsewhere); the connection stays open.
@@ -244,9 +245,10 @@ class H2Server(asyncio.Protocol):
                 self.streams[event.stream_id][1].extend(event.data)
                 self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
             elif isinstance(event, h2.events.StreamEnded):
-                if self.state.args.jitter:
+                if self.state.args.jitter or self.state.args.delay:
                     # Answers in a random order: pushes sent side by side are taken out of order.
-                    asyncio.get_running_loop().call_later(random.uniform(0, self.state.args.jitter), self.answer, event.stream_id)
+                    wait = self.state.args.delay + random.uniform(0, self.state.args.jitter)
+                    asyncio.get_running_loop().call_later(wait, self.answer, event.stream_id)
                 else:
                     self.answer(event.stream_id)
             elif isinstance(event, h2.events.ConnectionTerminated):
@@ -296,6 +298,7 @@ async def main():
     parser.add_argument("--reset-after-answer", action="store_true", help="follow each answer with RST_STREAM (NO_ERROR)")
     parser.add_argument("--http1", action="store_true", help="offer and speak only HTTP/1.1")
     parser.add_argument("--jitter", type=float, default=0, help="answer each request after a random wait of up to this many seconds")
+    parser.add_argument("--delay", type=float, default=0, help="answer each request this many seconds late")
     args = parser.parse_args()
     for name in ("gone", "bad", "webpush_gone"):
         setattr(args, name, set(filter(None, getattr(args, name).split(","))))

@@ -36,6 +36,13 @@ struct ChatPushTests {
 
     static func apnsToken(_ n: Int) -> String { String(format: "%064x", n) }
 
+    /// Two users, Ana and Ben, that chat has heard of from auth.
+    static func anaAndBen(_ fixture: ChatFixture) throws -> (ana: User, ben: User) {
+        let users = (try user(fixture, name: "Ana"), try user(fixture, name: "Ben"))
+        try fixture.catchUp()
+        return users
+    }
+
     static func register(_ fixture: ChatFixture, _ user: User, apns n: Int, environment: String = "sandbox") throws -> Device {
         try fixture.client.call(ChatAPI.devicesRegister, DeviceRegisterRequest(
             platform: .apns, token: apnsToken(n).uppercased(), environment: environment, topic: "org.example.divebuddy", lang: "de"),
@@ -127,8 +134,7 @@ struct ChatPushTests {
     func firstTriesInWindows() throws {
         let server = try PushTestServer(.init(topic: "org.example.divebuddy"))
         let fixture = try ChatFixture(environment: server.environment)
-        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
-        try fixture.catchUp()
+        let (ana, ben) = try Self.anaAndBen(fixture)
         _ = try Self.register(fixture, ben, apns: 40)
         // The store as a held-up sender would find it: 12 messages, none pushed yet.
         fixture.chat.pushSender.stop()
@@ -150,18 +156,18 @@ struct ChatPushTests {
         #expect(try store.pushQueue(now: Date()).pending == 0)
     }
 
-    @Test("the sender's thread and the push client's loops run at nice 19 by default, as equals with HEREABOUTS_PUSH_PRIORITY=normal")
+    @Test("the sender's thread runs at nice 19 by default, as an equal with HEREABOUTS_PUSH_PRIORITY=normal; the push client's loops at normal priority")
     func pushThreadsInTheBackground() throws {
         #expect(try PushSettings(environment: [:]).priority == .background)
         #expect(try PushSettings(environment: ["HEREABOUTS_PUSH_PRIORITY": "Normal"]).priority == .normal)
         #expect(throws: PushSettings.ConfigurationError.self) { try PushSettings(environment: ["HEREABOUTS_PUSH_PRIORITY": "high"]) }
         let server = try PushTestServer(.init(topic: "org.example.divebuddy"))
         for (setting, nice) in [(nil, ThreadScheduling.backgroundNice), ("normal", Int32(0))] {
+            // The sender's thread first, then one loop per core (made before it lowered itself).
             var environment = server.environment
             environment["HEREABOUTS_PUSH_PRIORITY"] = setting
             let fixture = try ChatFixture(environment: environment)
-            let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
-            try fixture.catchUp()
+            let (ana, ben) = try Self.anaAndBen(fixture)
             _ = try Self.register(fixture, ben, apns: 60)
             let before = server.pushes.count
             _ = try Self.send(fixture, "Boat at eight", from: ana, to: ben.id)
@@ -173,8 +179,53 @@ struct ChatPushTests {
             }
             let threads = fixture.chat.pushSender.threadIDs
             #expect(threads.count == 1 + System.coreCount, "the sender's thread and one loop per core")
-            #expect(threads.map(ThreadScheduling.nice(ofThread:)) == threads.map { _ in nice }, "\(setting ?? "default")")
+            #expect(threads.map(ThreadScheduling.nice(ofThread:)) == [nice] + threads.dropFirst().map { _ in 0 }, "\(setting ?? "default")")
         }
+    }
+
+    @Test("a sender that falls behind moves its passes to the normal-priority lane (HEREABOUTS_PUSH_CATCH_UP), and delivers")
+    func catchesUp() throws {
+        #expect(try PushSettings(environment: [:]).catchUpAfter == 1)
+        #expect(try PushSettings(environment: ["HEREABOUTS_PUSH_CATCH_UP": "0.5"]).catchUpAfter == 0.5)
+        for bad in ["0", "-1", "soon", "nan", "inf"] {
+            #expect(throws: PushSettings.ConfigurationError.self, "\(bad)") { try PushSettings(environment: ["HEREABOUTS_PUSH_CATCH_UP": bad]) }
+        }
+        var options = PushTestServer.Options()
+        options.delay = 0.4
+        let server = try PushTestServer(options)
+        for setting in [nil, "normal"] {
+            var environment = server.environment
+            environment["HEREABOUTS_PUSH_CATCH_UP"] = "0.1"
+            environment["HEREABOUTS_PUSH_PRIORITY"] = setting
+            let fixture = try ChatFixture(environment: environment)
+            let (ana, ben) = try Self.anaAndBen(fixture)
+            _ = try Self.register(fixture, ben, apns: 62)
+            let before = server.pushes.count
+            // The first push holds its pass for 0.4 s; the next three wait for it, longer than 0.1 s.
+            _ = try Self.send(fixture, "First", from: ana, to: ben.id)
+            Thread.sleep(forTimeInterval: 0.1)
+            for text in ["Second", "Third", "Fourth"] { _ = try Self.send(fixture, text, from: ana, to: ben.id) }
+            #expect(server.waitFor(before + 4).count >= before + 4, "\(setting ?? "default")")
+            let caughtUp = fixture.chat.pushSender.passesCaughtUp
+            #expect(setting == nil ? caughtUp >= 1 : caughtUp == 0, "\(setting ?? "default"): \(caughtUp)")
+        }
+    }
+
+    @Test("work handed to the lane from its own thread runs there at once")
+    func laneRunsItsOwnWork() throws {
+        let lane = NormalPriorityLane(name: "test-lane")
+        lane.start()
+        let answer = Mutex<Int?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            let value = try? lane.run { try lane.run { 42 } }
+            answer.withLock { $0 = value }
+            done.signal()
+        }.start()
+        // A lane that waits for itself never stops either: it is left behind then.
+        #expect(done.wait(timeout: .now() + 10) == .success, "the lane waited for itself")
+        #expect(answer.withLock { $0 } == 42)
+        if answer.withLock({ $0 }) != nil { lane.stop() }
     }
 
     @Test("a background thread's writes run on a thread of normal priority")
@@ -204,8 +255,7 @@ struct ChatPushTests {
         options.jitter = 0.02
         let server = try PushTestServer(options)
         let fixture = try ChatFixture(environment: server.environment)
-        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
-        try fixture.catchUp()
+        let (ana, ben) = try Self.anaAndBen(fixture)
         _ = try Self.register(fixture, ben, apns: 30)
         _ = try Self.register(fixture, ben, apns: 31)
         // Committed in one transaction: one pass of the sender takes them all.
@@ -255,8 +305,7 @@ struct ChatPushTests {
     func sendMarksItsPushes() throws {
         let server = try PushTestServer()
         let fixture = try ChatFixture(environment: server.environment)
-        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
-        try fixture.catchUp()
+        let (ana, ben) = try Self.anaAndBen(fixture)
         let store = fixture.chat.store
         /// A send through the store (which wakes no sender), and what `then` changes in the
         /// same transaction: no pass of the sender, whenever it runs, can see the message
@@ -297,8 +346,7 @@ struct ChatPushTests {
         var options = ChatService.Options()
         options.pushRetryDelay = 0.05
         let fixture = try ChatFixture(environment: server.environment, options: options)
-        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
-        try fixture.catchUp()
+        let (ana, ben) = try Self.anaAndBen(fixture)
         let live = try Self.register(fixture, ben, apns: 5)
         for n in [3, 4] { _ = try Self.register(fixture, ben, apns: n) }
         _ = try Self.register(fixture, ben, webPush: "old-browser", at: server)
@@ -316,8 +364,7 @@ struct ChatPushTests {
         options.http1Only = true
         let server = try PushTestServer(options)
         let fixture = try ChatFixture(environment: server.environment)
-        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
-        try fixture.catchUp()
+        let (ana, ben) = try Self.anaAndBen(fixture)
         _ = try Self.register(fixture, ben, webPush: "ben-browser", at: server)
         let sent = try (1...3).map { try Self.send(fixture, "message \($0)", from: ana, to: ben.id) }
         let pushes = server.waitFor(3)
@@ -337,8 +384,7 @@ struct ChatPushTests {
         var chatOptions = ChatService.Options()
         chatOptions.pushRetryDelay = 0.05
         let fixture = try ChatFixture(environment: server.environment, options: chatOptions)
-        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
-        try fixture.catchUp()
+        let (ana, ben) = try Self.anaAndBen(fixture)
         for n in 40..<49 { _ = try Self.register(fixture, ben, apns: n) }
         _ = try Self.send(fixture, "everyone", from: ana, to: ben.id)
         let status = try Self.drained(fixture)
@@ -358,8 +404,7 @@ struct ChatPushTests {
         options.resetAfterAnswer = true
         let server = try PushTestServer(options)
         let fixture = try ChatFixture(environment: server.environment)
-        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
-        try fixture.catchUp()
+        let (ana, ben) = try Self.anaAndBen(fixture)
         for n in 60..<70 { _ = try Self.register(fixture, ben, apns: n) }
         // 300 pushes: more resets than NIO lets a server send in 30 s by default (200).
         for n in 0..<30 { _ = try Self.send(fixture, "dive \(n)?", from: ana, to: ben.id) }
@@ -412,8 +457,7 @@ struct ChatPushTests {
     func devices() throws {
         let server = try PushTestServer()
         let fixture = try ChatFixture(environment: server.environment)
-        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
-        try fixture.catchUp()
+        let (ana, ben) = try Self.anaAndBen(fixture)
         let first = try Self.register(fixture, ana, apns: 100)
         #expect(first.token == Self.apnsToken(100) && first.environment == "sandbox" && first.lang == "de")
         #expect(try Self.register(fixture, ana, apns: 100).id == first.id, "registered again: the same device")
@@ -473,8 +517,7 @@ struct ChatPushTests {
         var unreachable = server.environment
         unreachable["HEREABOUTS_APNS_URL"] = "https://localhost:\(try ChildProcess.freeEndpoint().split(separator: ":").last ?? "1")"
         let fixture = try ChatFixture(environment: unreachable)
-        let (ana, ben) = (try Self.user(fixture, name: "Ana"), try Self.user(fixture, name: "Ben"))
-        try fixture.catchUp()
+        let (ana, ben) = try Self.anaAndBen(fixture)
         _ = try Self.register(fixture, ben, apns: 9)
         _ = try Self.send(fixture, "kept", from: ana, to: ben.id)
         // Asked as often as it answers: the error must never show before the retry it caused is counted.

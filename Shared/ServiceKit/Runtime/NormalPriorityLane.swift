@@ -12,6 +12,8 @@ import Synchronization
 public final class NormalPriorityLane: Sendable {
     private final class Jobs: Sendable {
         let state = Mutex<(waiting: [@Sendable () -> Void], open: Bool)>(([], false))
+        /// The lane's thread, once started: work handed over from it runs at once.
+        let thread = Mutex<pthread_t?>(nil)
 
         func take() -> [@Sendable () -> Void] {
             state.withLock { state in
@@ -27,7 +29,7 @@ public final class NormalPriorityLane: Sendable {
     public init(name: String) {
         let jobs = Jobs()
         self.jobs = jobs
-        loop = WorkerLoop(name: name) {
+        loop = WorkerLoop(name: name, prepare: { jobs.thread.withLock { $0 = pthread_self() } }) {
             for job in jobs.take() { job() }
             // Until woken (an hour is as good as never; `distantFuture` traps in NSCondition's wait).
             return Date().addingTimeInterval(3_600)
@@ -47,8 +49,10 @@ public final class NormalPriorityLane: Sendable {
         for job in jobs.take() { job() }
     }
 
-    /// `work`'s result, computed on the lane's thread (on the caller's when the lane is not running).
+    /// `work`'s result, computed on the lane's thread (on the caller's when the lane is not
+    /// running, and at once when the caller is the lane's thread, which would wait for itself).
     public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
+        if let own = jobs.thread.withLock({ $0 }), pthread_equal(own, pthread_self()) != 0 { return try work() }
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<T, any Error>?>(nil)
         let job: @Sendable () -> Void = {

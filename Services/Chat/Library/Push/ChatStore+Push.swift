@@ -301,20 +301,33 @@ extension ChatStore {
         }
     }
 
-    /// Pushes waiting for a retry and messages waiting for their first try, how long the
-    /// oldest of them has, and when the next is due (now, when a message waits). Messages
-    /// with nothing to push do not call for a pass: the next one moves the cursor past them.
-    func pushQueue(now: Date) throws -> (pending: Int, oldest: Double?, nextDue: Date?) {
+    /// The push queue as `pushQueue(now:)` finds it.
+    struct PushQueue {
+        /// Pushes waiting for a retry and messages waiting for their first try.
+        var pending: Int
+        /// Seconds the oldest of them has waited.
+        var oldest: Double?
+        /// Seconds the oldest message waiting for its first try has waited: how far the
+        /// sender is behind (a retry waits by design).
+        var oldestFirstTry: Double?
+        /// When the next is due (now, when a message waits).
+        var nextDue: Date?
+    }
+
+    /// Messages with nothing to push do not call for a pass: the next one moves the cursor past them.
+    func pushQueue(now: Date) throws -> PushQueue {
         try database.pool.read { db in
             let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT count(*), min(created_at), min(due_at) FROM push_outbox"))
-            var pending: Int = row?[0] ?? 0, oldest: Double? = row?[1], due: Double? = row?[2]
+            var pending: Int = row?[0] ?? 0, oldest: Double? = row?[1], due: Double? = row?[2], oldestNew: Double?
             // Counted, not kept: after a stall of the sender they may be many.
             try forEachMessageToPush(after: try pushCursor(in: db), through: .max, in: db) { message in
                 due = now.timeIntervalSince1970
                 pending += 1
-                oldest = min(oldest ?? .infinity, message.sentAt.timeIntervalSince1970)
+                oldestNew = min(oldestNew ?? .infinity, message.sentAt.timeIntervalSince1970)
             }
-            return (pending, oldest.map { max(0, now.timeIntervalSince1970 - $0) }, due.map(Date.init(timeIntervalSince1970:)))
+            func age(_ time: Double?) -> Double? { time.map { max(0, now.timeIntervalSince1970 - $0) } }
+            return PushQueue(pending: pending, oldest: age([oldest, oldestNew].compactMap { $0 }.min()),
+                             oldestFirstTry: age(oldestNew), nextDue: due.map(Date.init(timeIntervalSince1970:)))
         }
     }
 

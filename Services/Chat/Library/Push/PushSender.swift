@@ -20,11 +20,12 @@ import Synchronization
 /// A push whose delivery is not recorded before a crash is sent again on the next
 /// start; it carries the message's id as its collapse id, so the device shows it once.
 ///
-/// With `PushPriority.background` (the default) the sender's thread and the HTTP
-/// client's loops run at nice 19, so that sends get the cores first. What the sender
-/// writes (SQLite's one writer, which every send waits for) and its questions to auth
-/// (whose socket may start ZeroMQ's shared threads) it hands to a thread of normal
-/// priority (`NormalPriorityLane`).
+/// With `PushPriority.background` (the default) the sender's thread runs at nice 19, so
+/// that sends get the cores first. What it writes (SQLite's one writer, which every send
+/// waits for) and its questions to auth (whose socket may start ZeroMQ's shared threads)
+/// it hands to a thread of normal priority (`NormalPriorityLane`), and whole passes too
+/// while it is behind (a message waited longer than `PushSettings.catchUpAfter`): on a
+/// machine whose cores are all busy, nice 19 alone would leave pushes seconds late.
 final class PushSender: Sendable {
     /// How long a push is tried (and how long APNs and Web Push keep it for an offline device).
     static let giveUpAfter: TimeInterval = 86_400
@@ -40,11 +41,21 @@ final class PushSender: Sendable {
     /// under a stream of messages a pass begins every few milliseconds, and reading them
     /// after each cost the sender a sixth of its work a push.
     static let queueRefresh: TimeInterval = 0.1
+    /// Once a message waited longer than `PushSettings.catchUpAfter` for its push, passes
+    /// run at normal priority until none has for this long (so that a load that keeps
+    /// every core busy does not hand them back to the background after each pass).
+    static let catchUpHold: TimeInterval = 10
+    /// Messages a pass in the background takes per step: between steps it sees whether
+    /// it has fallen behind, so a burst (a message to a thousand devices each) is not one
+    /// long step at nice 19.
+    static let backgroundStep = 200
 
     struct Counters {
         var sent = 0
         var failed = 0
         var removed = 0
+        /// Passes run on the normal-priority lane because the sender was behind.
+        var caughtUp = 0
     }
 
     /// What a pass found, published at its end in one piece: an error is never shown
@@ -52,10 +63,13 @@ final class PushSender: Sendable {
     struct QueueState {
         var pending = 0
         var oldest: Double?
+        var oldestFirstTry: Double?
         var lastError: String?
         /// When the figures were read, and the next retry due then.
         var checkedAt = Date.distantPast
         var nextDue: Date?
+        /// Passes run at normal priority until then (`catchUpHold`).
+        var catchingUpUntil = Date.distantPast
     }
 
     private let store: ChatStore
@@ -82,7 +96,7 @@ final class PushSender: Sendable {
         self.retryDelay = retryDelay
         self.endedSessions = endedSessions
         self.logger = logger
-        let http = PushHTTP(caFile: settings.caFile, priority: settings.priority)
+        let http = PushHTTP(caFile: settings.caFile)
         self.http = http
         foreground = settings.priority == .background ? NormalPriorityLane(name: "push-record") : nil
         apns = settings.apns.map { APNsClient(credentials: $0.credentials, url: $0.url, http: http) }
@@ -100,6 +114,9 @@ final class PushSender: Sendable {
     /// The kernel ids of the sender's thread and the HTTP client's loops, once started (tests).
     var threadIDs: [Int32] { (senderThread.withLock { $0 }.map { [$0] } ?? []) + http.threadIDs }
 
+    /// Passes run at normal priority because the sender was behind (tests).
+    var passesCaughtUp: Int { counters.withLock { $0.caughtUp } }
+
     func start() {
         logger.info("pushes leave through \(settings.transports.joined(separator: "; ")), at \(settings.priority.rawValue) priority")
         let worker = WorkerLoop(name: "push", spacing: Self.passSpacing, prepare: { [self] in
@@ -107,6 +124,9 @@ final class PushSender: Sendable {
             senderThread.withLock { $0 = ThreadScheduling.currentThreadID() }
         }, pass: { [self] in pass() })
         foreground?.start()
+        // Made here, at the service's priority, not by the sender's thread at nice 19: a
+        // pass that catches up (`catchingUp`) needs loops that get their share of the cores.
+        http.makeLoops()
         loop.withLock { $0 = worker }
         worker.start()
     }
@@ -124,12 +144,43 @@ final class PushSender: Sendable {
 
     private var isStopped: Bool { loop.withLock { $0 }?.isStopped ?? true }
 
-    /// Due pushes, batch by batch; returns when the next is due (at most 30 s on).
+    /// A pass on the sender's thread, or on the normal-priority lane while the sender is
+    /// behind: at nice 19 on a machine whose cores are all busy it gets a sliver of a core
+    /// (BENCHMARKS.md, Pushes), and pushes must not fall minutes behind for that.
     private func pass() -> Date {
+        guard let foreground else { return runPass(inBackground: false) }
+        if !catchingUp(waited: queue.withLock { $0.oldestFirstTry }) {
+            let next = runPass(inBackground: true)
+            // A pass that met a message waiting too long stopped before its pushes: the lane takes them.
+            guard catchingUp(waited: nil) else { return next }
+        }
+        counters.withLock { $0.caughtUp += 1 }
+        return (try? foreground.run { [self] in runPass(inBackground: false) }) ?? Date()
+    }
+
+    /// Whether passes run on the lane: a message has waited `waited` seconds for its push,
+    /// longer than `PushSettings.catchUpAfter`, or one had less than `catchUpHold` ago.
+    private func catchingUp(waited: Double?) -> Bool {
+        let now = Date()
+        let (catching, began) = queue.withLock { state in
+            let behind = (waited ?? 0) > settings.catchUpAfter
+            let began = behind && now >= state.catchingUpUntil
+            if behind { state.catchingUpUntil = now.addingTimeInterval(Self.catchUpHold) }
+            return (now < state.catchingUpUntil, began)
+        }
+        if began {
+            logger.info("pushes fell behind (a message waited \(String(format: "%.1f", waited ?? 0)) s): the sender's passes run at normal priority")
+        }
+        return catching
+    }
+
+    /// Due pushes, batch by batch; returns when the next is due (at most 30 s on).
+    /// - Parameter inBackground: on the sender's own thread at nice 19 (`catchingUp`).
+    private func runPass(inBackground: Bool) -> Date {
         var next = Date().addingTimeInterval(30)
         var lastError: String?
         do {
-            try deliverDue(lastError: &lastError)
+            try deliverDue(lastError: &lastError, inBackground: inBackground)
             let now = Date()
             let (checkedAt, keptDue) = queue.withLock { ($0.checkedAt, $0.nextDue) }
             if lastError != nil || now.timeIntervalSince(checkedAt) >= Self.queueRefresh {
@@ -137,6 +188,7 @@ final class PushSender: Sendable {
                 queue.withLock { state in
                     state.pending = current.pending
                     state.oldest = current.oldest
+                    state.oldestFirstTry = current.oldestFirstTry
                     state.lastError = lastError ?? state.lastError
                     state.checkedAt = now
                     state.nextDue = current.nextDue
@@ -157,13 +209,20 @@ final class PushSender: Sendable {
     }
 
     /// - Parameter lastError: the last reason a push of this pass failed, if one did.
-    private func deliverDue(lastError: inout String?) throws {
+    /// - Parameter inBackground: take smaller steps, and stop at one whose oldest message
+    ///   has waited too long (the lane takes it, `pass`).
+    private func deliverDue(lastError: inout String?, inBackground: Bool) throws {
         // Each retry once per pass: one whose outcome could not be recorded waits for the next.
         var tried = Set<Int64>()
+        let firstTries = inBackground ? min(settings.firstTries, Self.backgroundStep) : settings.firstTries
         while !isStopped {
-            var batch = try store.pendingPushes(now: Date(), retryLimit: Self.batch, firstTryLimit: settings.firstTries)
+            var batch = try store.pendingPushes(now: Date(), retryLimit: Self.batch, firstTryLimit: firstTries)
             batch.pushes.removeAll { $0.id.map(tried.contains) ?? false }
             if batch.pushes.isEmpty && batch.cursor == nil { return }
+            if inBackground, let sent = batch.pushes.lazy.filter({ $0.id == nil }).map(\.createdAt).min(),
+               catchingUp(waited: Date().timeIntervalSince(sent)) {
+                return
+            }
             tried.formUnion(batch.pushes.compactMap(\.id))
             let ended = sessionsEnded(among: Set(batch.pushes.map(\.session)))
             if !ended.isEmpty {

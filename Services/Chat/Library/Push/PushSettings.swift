@@ -17,9 +17,12 @@ import Push
 /// - `HEREABOUTS_PUSH_CONCURRENCY`: pushes in flight at once (default 64).
 /// - `HEREABOUTS_PUSH_BATCH`: messages the sender takes for their first try at once
 ///   (default 10,000): what a pass holds after the sender was held up.
-/// - `HEREABOUTS_PUSH_PRIORITY`: `background` (the default: the push threads run at nice
-///   19, so the requests' threads get the cores first, `PushPriority`) or `normal` (they
-///   compete with the requests' threads as equals).
+/// - `HEREABOUTS_PUSH_PRIORITY`: `background` (the default: the push sender's thread runs
+///   at nice 19, so the requests' threads get the cores first, `PushPriority`) or `normal`
+///   (it competes with the requests' threads as equals).
+/// - `HEREABOUTS_PUSH_CATCH_UP`: in `background`, how many seconds a message may wait for
+///   its push before the sender's passes move to a thread of normal priority (default 1;
+///   they stay there until no message has waited that long for 10 s).
 struct PushSettings: Sendable {
     var apns: (credentials: APNsCredentials, url: String?)?
     var caFile: String?
@@ -29,6 +32,7 @@ struct PushSettings: Sendable {
     var concurrency: Int
     var firstTries: Int
     var priority: PushPriority
+    var catchUpAfter: TimeInterval
 
     static let browserPushServices = ["fcm.googleapis.com", "push.services.mozilla.com", "push.apple.com", "notify.windows.com"]
 
@@ -79,6 +83,11 @@ struct PushSettings: Sendable {
             throw ConfigurationError(description: "HEREABOUTS_PUSH_PRIORITY must be \(PushPriority.allCases.map(\.rawValue).joined(separator: " or "))")
         }
         self.priority = chosenPriority
+        let catchUp = value("HEREABOUTS_PUSH_CATCH_UP").map { TimeInterval($0) }
+        guard let chosenCatchUp = catchUp ?? 1, chosenCatchUp.isFinite, chosenCatchUp > 0, chosenCatchUp <= 3_600 else {
+            throw ConfigurationError(description: "HEREABOUTS_PUSH_CATCH_UP must be a number of seconds over 0, at most 3600")
+        }
+        catchUpAfter = chosenCatchUp
     }
 
     /// `a@b` from `Name <a@b>` or `a@b`.
