@@ -7,8 +7,9 @@ import Synchronization
 /// hands over what must not wait behind busier threads: what holds a lock the request
 /// threads also take (SQLite's one writer: preempted while holding it, under a load that
 /// keeps the cores busy, it would hold up every send), and what may start a thread shared
-/// with the rest of the process (a new thread takes its creator's priority). The lane's
-/// thread is made by `start()`'s caller, so it has that thread's priority.
+/// with the rest of the process (a new thread takes its creator's priority), and work
+/// that fell behind at the low priority. The lane's thread is made by `start()`'s caller,
+/// so it has that thread's priority.
 public final class NormalPriorityLane: Sendable {
     private final class Jobs: Sendable {
         let state = Mutex<(waiting: [@Sendable () -> Void], open: Bool)>(([], false))
