@@ -11,12 +11,13 @@ import Synchronization
 /// written frame by frame (`HTTP2Origin`); a Web Push service that offers only
 /// HTTP/1.1 (by ALPN) through AsyncHTTPClient.
 ///
-/// Clients and their event loops are made on the first push (or by `makeLoops()`) and
-/// shut down by `shutdown()`: a service that never pushes (a test's, the fuzzer's) holds
-/// none, since AsyncHTTPClient traps in debug builds on a client dropped without a
-/// shutdown. The loops are the client's own (`push-http-…`), not NIO's shared ones: a
-/// thread takes its creator's priority, and chat's push sender, which lowers its own
-/// (`PushPriority.background`), makes them first at normal priority.
+/// The AsyncHTTPClient is made on the first push that needs it, the event loops on the
+/// first push or by `makeLoops()`, and both are shut down by `shutdown()`: a service that
+/// never pushes (a test's, the fuzzer's) holds no client, since AsyncHTTPClient traps in
+/// debug builds on a client dropped without a shutdown. The loops are the client's own
+/// (`push-http-…`), not NIO's shared ones: a thread takes its creator's priority, and
+/// chat's push sender, which lowers its own (`PushPriority.background`), has the service
+/// make them first, at normal priority.
 public final class PushHTTP: Sendable {
     private enum State {
         case idle
