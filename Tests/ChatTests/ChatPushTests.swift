@@ -43,6 +43,18 @@ struct ChatPushTests {
         return users
     }
 
+    /// Chat pushing to `server`, with these variables set (nil: left unset), and Ana and Ben,
+    /// Ben with one APNs device.
+    static func anaAndBen(at server: PushTestServer, with variables: [String: String?], benApns n: Int) throws
+        -> (fixture: ChatFixture, ana: User, ben: User) {
+        var environment = server.environment
+        for (name, value) in variables { environment[name] = value }
+        let fixture = try ChatFixture(environment: environment)
+        let (ana, ben) = try anaAndBen(fixture)
+        _ = try register(fixture, ben, apns: n)
+        return (fixture, ana, ben)
+    }
+
     static func register(_ fixture: ChatFixture, _ user: User, apns n: Int, environment: String = "sandbox") throws -> Device {
         try fixture.client.call(ChatAPI.devicesRegister, DeviceRegisterRequest(
             platform: .apns, token: apnsToken(n).uppercased(), environment: environment, topic: "org.example.divebuddy", lang: "de"),
@@ -164,11 +176,7 @@ struct ChatPushTests {
         let server = try PushTestServer(.init(topic: "org.example.divebuddy"))
         for (setting, nice) in [(nil, ThreadScheduling.backgroundNice), ("normal", Int32(0))] {
             // The sender's thread first, then one loop per core (made before it lowered itself).
-            var environment = server.environment
-            environment["HEREABOUTS_PUSH_PRIORITY"] = setting
-            let fixture = try ChatFixture(environment: environment)
-            let (ana, ben) = try Self.anaAndBen(fixture)
-            _ = try Self.register(fixture, ben, apns: 60)
+            let (fixture, ana, ben) = try Self.anaAndBen(at: server, with: ["HEREABOUTS_PUSH_PRIORITY": setting], benApns: 60)
             let before = server.pushes.count
             _ = try Self.send(fixture, "Boat at eight", from: ana, to: ben.id)
             _ = server.waitFor(before + 1)
@@ -194,12 +202,8 @@ struct ChatPushTests {
         options.delay = 0.4
         let server = try PushTestServer(options)
         for setting in [nil, "normal"] {
-            var environment = server.environment
-            environment["HEREABOUTS_PUSH_CATCH_UP"] = "0.1"
-            environment["HEREABOUTS_PUSH_PRIORITY"] = setting
-            let fixture = try ChatFixture(environment: environment)
-            let (ana, ben) = try Self.anaAndBen(fixture)
-            _ = try Self.register(fixture, ben, apns: 62)
+            let (fixture, ana, ben) = try Self.anaAndBen(
+                at: server, with: ["HEREABOUTS_PUSH_CATCH_UP": "0.1", "HEREABOUTS_PUSH_PRIORITY": setting], benApns: 62)
             let before = server.pushes.count
             // The first push holds its pass for 0.4 s; the next three wait for it, longer than 0.1 s.
             _ = try Self.send(fixture, "First", from: ana, to: ben.id)
