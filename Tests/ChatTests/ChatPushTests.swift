@@ -155,15 +155,45 @@ struct ChatPushTests {
             for n in 1...12 { _ = try store.send("\(n)", from: ana.id, to: .user(ben.id), id: "w\(n)", at: Date(), in: db) }
         }
         #expect(try store.pushQueue(now: Date()).pending == 12)
+        let (taken, more) = try Self.takeWindows(of: 5, from: store)
+        #expect(taken == [["1", "2", "3", "4", "5"], ["6", "7", "8", "9", "10"], ["11", "12"]], "\(taken)")
+        #expect(more == [true, true, false])
+        #expect(try store.pushQueue(now: Date()).pending == 0)
+    }
+
+    /// Each batch of first tries a sender with windows of `size` would take in turn (their
+    /// texts), and whether each said more wait; each batch's cursor recorded as a pass would.
+    static func takeWindows(of size: Int, from store: ChatStore) throws -> (taken: [[String]], more: [Bool]) {
         var taken: [[String]] = [], more: [Bool] = []
         while true {
-            let batch = try store.pendingPushes(now: Date(), retryLimit: PushSender.batch, firstTryLimit: 5)
-            guard let cursor = batch.cursor else { break }
+            let batch = try store.pendingPushes(now: Date(), retryLimit: PushSender.batch, firstTryLimit: size)
+            guard let cursor = batch.cursor else { return (taken, more) }
             taken.append(batch.pushes.map(\.notification.body))
             more.append(batch.moreFirstTries)
             try store.record(ChatStore.PushOutcomes(cursor: cursor))
         }
-        #expect(taken == [["1", "2", "3", "4", "5"], ["6", "7", "8", "9", "10"], ["11", "12"]], "\(taken)")
+    }
+
+    @Test("a window counts messages to push: those to people with no device between them take none of it")
+    func windowsCountMessagesToPush() throws {
+        let server = try PushTestServer(.init(topic: "org.example.divebuddy"))
+        let fixture = try ChatFixture(environment: server.environment)
+        let (ana, ben) = try Self.anaAndBen(fixture)
+        let cleo = try Self.user(fixture, name: "Cleo")
+        try fixture.catchUp()
+        _ = try Self.register(fixture, ben, apns: 41)
+        fixture.chat.pushSender.stop()
+        let store = fixture.chat.store
+        // Ben's five messages among a hundred to Cleo, who has no device.
+        try store.database.pool.write { db in
+            for n in 1...100 {
+                let toBen = [10, 50, 51, 90, 100].firstIndex(of: n).map { "b\($0 + 1)" }
+                _ = try store.send(toBen ?? "c\(n)", from: ana.id, to: .user(toBen == nil ? cleo.id : ben.id), id: "m\(n)", at: Date(), in: db)
+            }
+        }
+        #expect(try store.pushQueue(now: Date()).pending == 5)
+        let (taken, more) = try Self.takeWindows(of: 2, from: store)
+        #expect(taken == [["b1", "b2"], ["b3", "b4"], ["b5"]], "\(taken)")
         #expect(more == [true, true, false])
         #expect(try store.pushQueue(now: Date()).pending == 0)
     }

@@ -83,9 +83,10 @@ extension ChatStore {
 
     // MARK: The sender's side
 
-    /// The retries due (at most `retryLimit`) and the first tries of the messages after
-    /// the cursor, of at most `firstTryLimit` messages (so that a pass after a long
-    /// stall of the sender holds a bounded number of pushes; the next takes the rest).
+    /// The retries due (at most `retryLimit`) and the first tries of the oldest
+    /// `firstTryLimit` messages after the cursor that have something to push (so that a
+    /// pass after a long stall of the sender holds a bounded number of pushes; the next
+    /// takes the rest).
     func pendingPushes(now: Date, retryLimit: Int, firstTryLimit: Int) throws -> PushBatch {
         try database.pool.read { db in
             var batch = PushBatch()
@@ -93,16 +94,14 @@ extension ChatStore {
             batch.moreRetries = retries.count == retryLimit
             batch.pushes = retries
             let cursor = try pushCursor(in: db)
-            // Everything committed before this read is covered, pushed or not, up to the window's end.
+            // Everything committed before this read is covered, pushed or not, up to the batch's
+            // last message (its activity), or up to the newest when the batch took all there were.
             let newest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(activity) FROM conversation")) ?? 0
-            // Each message takes the next activity of all (`send`), and conversations are never
-            // deleted, so (cursor, end] holds at most `firstTryLimit` messages.
-            let (windowEnd, overflow) = cursor.addingReportingOverflow(Int64(max(1, firstTryLimit)))
-            let end = overflow ? newest : min(newest, windowEnd)
+            let (messages, more) = try oldestMessagesToPush(after: cursor, limit: firstTryLimit, in: db)
+            let end = more ? messages.last?.activity ?? newest : newest
             batch.cursor = end > cursor ? end : nil
-            batch.moreFirstTries = end < newest
+            batch.moreFirstTries = more
             var names: [String: String] = [:]
-            let messages = try messagesToPush(after: cursor, through: end, in: db)
             let devices = try devicesNow(for: messages, in: db)
             for (index, message) in messages.enumerated() {
                 guard let targets = devices[index] else { continue }
@@ -175,27 +174,45 @@ extension ChatStore {
         var badge: Int
     }
 
-    /// The messages committed after `cursor`, up to `last`, that have something to push,
-    /// in the order they were committed.
-    func messagesToPush(after cursor: Int64, through last: Int64, in db: Database) throws -> [MessageToPush] {
-        var messages: [MessageToPush] = []
-        try forEachMessageToPush(after: cursor, through: last, in: db) { messages.append($0) }
-        return messages.sorted { $0.activity < $1.activity }
+    /// The oldest `limit` messages committed after `cursor` that have something to push,
+    /// in the order they were committed, and whether more wait after them.
+    ///
+    /// Counted in messages to push, not in activity: a window of activity after a stream
+    /// of messages to people with no device held nothing to push, and a sender that stepped
+    /// through such windows read every conversation since the cursor again at each (one
+    /// stuck at nice 19 for whole seconds after 20,000 of them, its pushes waiting).
+    func oldestMessagesToPush(after cursor: Int64, limit: Int, in db: Database) throws -> (messages: [MessageToPush], more: Bool) {
+        let limit = max(1, limit)
+        var messages: [MessageToPush] = [], more = false
+        func keepOldest() {
+            guard messages.count > limit else { return }
+            messages.sort { $0.activity < $1.activity }
+            messages.removeLast(messages.count - limit)
+            more = true
+        }
+        // The scan meets conversations in order of their newest message, not messages in
+        // order: the oldest are kept as it goes, sorted each time twice the limit is held.
+        try forEachMessageToPush(after: cursor, in: db) { message in
+            messages.append(message)
+            if messages.count >= 2 * limit { keepOldest() }
+        }
+        keepOldest()
+        messages.sort { $0.activity < $1.activity }
+        return (messages, more)
     }
 
     /// How many of each conversation's newest messages the first read of a pass takes.
     static let recentMessages = 4
 
-    /// Each message committed after `cursor`, up to `last`, that has something to push:
-    /// the conversations whose activity passed the cursor (their index), and in each its
-    /// messages from the newest back to the first at or before the cursor (those after
-    /// `last` or with nothing to push stepped over, not kept).
+    /// Each message committed after `cursor` that has something to push: the
+    /// conversations whose activity passed the cursor (their index), and in each its
+    /// messages from the newest back to the first at or before the cursor (those with
+    /// nothing to push stepped over, their text not read).
     ///
     /// One query takes every such conversation's `recentMessages` newest messages (a
     /// conversation's seq runs 1…last_seq): most have one or two new ones. Only a
     /// conversation with more new messages than that is read further back on its own.
-    func forEachMessageToPush(after cursor: Int64, through last: Int64, in db: Database,
-                              _ body: (MessageToPush) throws -> Void) throws {
+    func forEachMessageToPush(after cursor: Int64, in db: Database, _ body: (MessageToPush) throws -> Void) throws {
         struct Conversation {
             var userA: String, userB: String, lastSeq: Int64
             /// Whether a message at or before the cursor was met: none older is new.
@@ -204,10 +221,10 @@ extension ChatStore {
         let window = Int64(Self.recentMessages)
         var conversations: [String: Conversation] = [:]
         var order: [String] = []
-        // The text only of the new ones: the window's older messages are only looked at.
+        // The text only of the new ones to push: the window's others are only looked at.
         let recent = try Row.fetchCursor(db.cachedStatement(sql: """
             SELECT c.id, c.user_a, c.user_b, c.last_seq, m.seq, m.activity, m.badge, m.id, m.sender_id,
-                   CASE WHEN m.activity > :cursor THEN m.text END, m.sent_at
+                   CASE WHEN m.activity > :cursor AND m.badge IS NOT NULL THEN m.text END, m.sent_at
             FROM conversation c LEFT JOIN message m ON m.conversation_id = c.id AND m.seq > c.last_seq - :window
             WHERE c.activity > :cursor
             ORDER BY c.activity, m.seq DESC
@@ -226,11 +243,10 @@ extension ChatStore {
                 conversations[id]?.reachedOld = true
                 continue
             }
-            try Self.take(row, from: 5, conversation: id, userA: conversation.userA, userB: conversation.userB,
-                          through: last, body)
+            try Self.take(row, from: 5, conversation: id, userA: conversation.userA, userB: conversation.userB, body)
         }
         let older = try db.cachedStatement(sql: """
-            SELECT activity, badge, id, sender_id, text, sent_at FROM message
+            SELECT activity, badge, id, sender_id, CASE WHEN badge IS NOT NULL THEN text END, sent_at FROM message
             WHERE conversation_id = ? AND seq <= ? ORDER BY seq DESC
             """)
         // Those whose window held only new messages, and that have older ones.
@@ -239,20 +255,19 @@ extension ChatStore {
             let rows = try Row.fetchCursor(older, arguments: [id, conversation.lastSeq - window])
             while let row = try rows.next() {
                 guard let activity = row[0] as Int64?, activity > cursor else { break }
-                try Self.take(row, from: 0, conversation: id, userA: conversation.userA, userB: conversation.userB,
-                              through: last, body)
+                try Self.take(row, from: 0, conversation: id, userA: conversation.userA, userB: conversation.userB, body)
             }
         }
     }
 
     /// The message in `row` from column `first` on (activity, badge, id, sender, text,
-    /// sent at), given to `body` when it is at most `last` and has something to push.
+    /// sent at), given to `body` when it has something to push.
     private static func take(_ row: Row, from first: Int, conversation id: String, userA: String, userB: String,
-                             through last: Int64, _ body: (MessageToPush) throws -> Void) throws {
-        guard let activity = row[first] as Int64?, activity <= last, let badge = row[first + 1] as Int? else { return }
+                             _ body: (MessageToPush) throws -> Void) throws {
+        guard let activity = row[first] as Int64?, let badge = row[first + 1] as Int?, let text = row[first + 4] as String? else { return }
         let sender: String = row[first + 3]
         try body(MessageToPush(id: row[first + 2], conversationId: id, senderId: sender,
-                               recipientId: sender == userA ? userB : userA, text: row[first + 4],
+                               recipientId: sender == userA ? userB : userA, text: text,
                                sentAt: Date(timeIntervalSince1970: row[first + 5]), activity: activity, badge: badge))
     }
 
@@ -320,7 +335,7 @@ extension ChatStore {
             let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT count(*), min(created_at), min(due_at) FROM push_outbox"))
             var pending: Int = row?[0] ?? 0, oldest: Double? = row?[1], due: Double? = row?[2], oldestNew: Double?
             // Counted, not kept: after a stall of the sender they may be many.
-            try forEachMessageToPush(after: try pushCursor(in: db), through: .max, in: db) { message in
+            try forEachMessageToPush(after: try pushCursor(in: db), in: db) { message in
                 due = now.timeIntervalSince1970
                 pending += 1
                 oldestNew = min(oldestNew ?? .infinity, message.sentAt.timeIntervalSince1970)
