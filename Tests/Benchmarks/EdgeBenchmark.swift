@@ -95,7 +95,7 @@ struct EdgeBenchmark {
         The \(posts.count) posts and \(queries.count) queries of `../shared/bench/gen_dataset.py`, imported through catalogue.
         Each round, one after another for \(duration) s each: \(Wrk.version) with 2 threads and 4 keep-alive connections
         asking `GET /v1/search?lat=…&lon=…&radius=…&limit=20[&q=…]` of the edge, cycling through the queries (a Lua
-        script; any answer but 200 counts as an error); then 4 closed-loop ZeroMQ clients sending the same queries to
+        script with every request written once at the start; an answer of 400 or over counts as an error); then 4 closed-loop ZeroMQ clients sending the same queries to
         `geo.search` direct; then wrk on \(NginxPeer.version) (one process, `access_log off`) serving one reply of the
         edge (\(sample.body.count) bytes) as a static file. CPU per request is the edge process's user and system time
         over its requests in the round, from `/proc`.

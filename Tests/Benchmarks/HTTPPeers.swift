@@ -2,14 +2,14 @@ import Foundation
 import Spawn
 
 /// wrk (Debian's) as the HTTP load generator: keep-alive connections, a Lua script
-/// that cycles through the given paths and counts answers that are not 200.
+/// that cycles through the given paths, and wrk's own count of failed answers.
 enum Wrk {
     struct Result {
         var requests: Int
         var seconds: Double
         var p50: Double
         var p99: Double
-        /// Answers other than 200, and socket errors.
+        /// Answers of 400 and over, and socket errors.
         var errors: Int
 
         var rate: Double { Double(requests) / seconds }
@@ -29,23 +29,23 @@ enum Wrk {
               thread:set("offset", #threads * 997)
               table.insert(threads, thread)
             end
+            -- Each request written once, at the start: the load generator shares the cores with
+            -- what it measures. No response(): with one, wrk hands every answer's headers and
+            -- body to Lua (about 4 µs of its CPU a request here, against 2 for all of its Lua
+            -- without); failed answers are wrk's own count (errors.status: 400 and over).
+            local requests = {}
             function init(args)
               counter = offset
-              bad = 0
+              for i, path in ipairs(paths) do requests[i] = wrk.format("GET", path) end
             end
             function request()
               counter = counter + 1
-              return wrk.format("GET", paths[(counter % #paths) + 1])
-            end
-            function response(status, headers, body)
-              if status ~= 200 then bad = bad + 1 end
+              return requests[(counter % #requests) + 1]
             end
             function done(summary, latency, requests)
-              local notOK = 0
-              for _, thread in ipairs(threads) do notOK = notOK + thread:get("bad") end
               local e = summary.errors
               io.write(string.format("WRK requests=%d duration=%d p50=%d p99=%d bad=%d socket=%d\\n", summary.requests,
-                summary.duration, latency:percentile(50), latency:percentile(99), notOK,
+                summary.duration, latency:percentile(50), latency:percentile(99), e.status,
                 e.connect + e.read + e.write + e.timeout))
             end
             """
