@@ -84,22 +84,22 @@ public final class APNsClient: Sendable {
     /// Sends one alert to one device. Never fails: every way it can end is an outcome.
     public func send(_ notification: PushNotification, to deviceToken: String, environment: APNsEnvironment, topic: String,
                      expiration: Date) -> EventLoopFuture<PushOutcome> {
-        let url = "\(urls[environment] ?? Self.productionURL)/3/device/\(deviceToken)"
+        let base = urls[environment] ?? Self.productionURL, path = "/3/device/\(deviceToken)"
         var headers = [("apns-topic", topic), ("apns-push-type", "alert"), ("apns-priority", "10"),
                        ("apns-expiration", String(Int(expiration.timeIntervalSince1970))), ("content-type", "application/json")]
         if let collapse = notification.collapseId { headers.append(("apns-collapse-id", String(collapse.prefix(64)))) }
-        return attempt(url, headers: headers, body: Self.payload(notification), renew: false)
+        return attempt(base, path, headers: headers, body: Self.payload(notification), renew: false)
     }
 
     /// One POST; a second, with a freshly signed token, only when Apple called the token expired or invalid.
-    private func attempt(_ url: String, headers: [(String, String)], body: Data, renew: Bool) -> EventLoopFuture<PushOutcome> {
+    private func attempt(_ base: String, _ path: String, headers: [(String, String)], body: Data, renew: Bool) -> EventLoopFuture<PushOutcome> {
         let token: String
         do {
             token = try providerToken(renew: renew)
         } catch {
             return http.anyLoop.makeSucceededFuture(.failed("APNs: cannot sign a provider token: \(error)"))
         }
-        let posted = http.post(url, headers: [("authorization", "bearer \(token)")] + headers, body: body)
+        let posted = http.post(base: base, path: path, headers: [("authorization", "bearer \(token)")] + headers, body: body)
         return posted.flatMap { answer in
             // A 200's body is empty: only a refusal's is read.
             if answer.status == 200 { return posted.eventLoop.makeSucceededFuture(.delivered) }
@@ -110,7 +110,7 @@ public final class APNsClient: Sendable {
                 return posted.eventLoop.makeSucceededFuture(.gone("APNs 400 \(reason ?? "")"))
             case 403 where reason == "ExpiredProviderToken" || reason == "InvalidProviderToken":
                 return renew ? posted.eventLoop.makeSucceededFuture(.retry("APNs refused a freshly signed provider token", after: nil))
-                    : self.attempt(url, headers: headers, body: body, renew: true)
+                    : self.attempt(base, path, headers: headers, body: body, renew: true)
             default:
                 return posted.eventLoop.makeSucceededFuture(answer.transientFailure ?? .failed("APNs \(answer.status) \(reason ?? "")"))
             }

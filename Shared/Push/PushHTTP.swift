@@ -33,6 +33,9 @@ public final class PushHTTP: Sendable {
     private let loopThreads = Mutex<[Int32]>([])
     /// HTTP/2 origins by `host:port`, and the TLS context they share (made with the first).
     private let origins = Mutex<(tls: NIOSSLContext?, byAuthority: [String: HTTP2Origin])>((nil, [:]))
+    /// The base URLs `post(base:path:)` was given, parsed once: nil for one that is not
+    /// `https` with a host and no query (its pushes' URLs are parsed whole, as `post` does).
+    private let bases = Mutex<[String: BaseURL?]>([:])
     /// How long one push's request may take, connection included.
     let timeout: TimeAmount
     /// How long an HTTP/2 connection stays open with no push on it.
@@ -141,9 +144,25 @@ public final class PushHTTP: Sendable {
     /// Over the origin's HTTP/2 connection, unless the service said (by ALPN) that it
     /// speaks only HTTP/1.1: then, from that request on, through AsyncHTTPClient.
     func post(_ url: String, headers: [(String, String)], body: Data) -> EventLoopFuture<Answer> {
+        post(url, headers: headers, body: body) { try self.origin(of: url) }
+    }
+
+    /// POSTs `body` to `base` + `path`, as `post(_:headers:body:)` does, with the base
+    /// URL parsed the first time it is given, not for every push (APNs' URLs differ only
+    /// in the device token after `/3/device/`).
+    func post(base: String, path: String, headers: [(String, String)], body: Data) -> EventLoopFuture<Answer> {
+        post(base + path, headers: headers, body: body) {
+            guard let parts = self.baseURL(base) else { return try self.origin(of: base + path) }
+            return (try self.origin(host: parts.host, port: parts.port), parts.path + path)
+        }
+    }
+
+    /// - Parameter locate: the origin and the request's path, nil for a URL that is not `https`.
+    private func post(_ url: String, headers: [(String, String)], body: Data,
+                      locate: () throws -> (HTTP2Origin, path: String)?) -> EventLoopFuture<Answer> {
         let origin: HTTP2Origin, path: String
         do {
-            guard let https = try self.origin(of: url) else { return postHTTP1(url, headers: headers, body: body) }
+            guard let https = try locate() else { return postHTTP1(url, headers: headers, body: body) }
             (origin, path) = https
         } catch {
             return anyLoop.makeFailedFuture(error)
@@ -170,17 +189,42 @@ public final class PushHTTP: Sendable {
 }
 
 extension PushHTTP {
+    /// A base URL's host, port and path (percent-encoded, perhaps empty).
+    struct BaseURL: Sendable {
+        var host: String
+        var port: Int
+        var path: String
+    }
+
+    /// `base` parsed (once): nil unless it is `https` with a host and no query or fragment,
+    /// so that its path followed by a push's is the path of the whole URL.
+    private func baseURL(_ base: String) -> BaseURL? {
+        if let known = bases.withLock({ $0[base] }) { return known }
+        let parsed = URLComponents(string: base).flatMap { parts -> BaseURL? in
+            guard parts.scheme == "https", let host = parts.host, !host.isEmpty, parts.percentEncodedQuery == nil,
+                  parts.percentEncodedFragment == nil else { return nil }
+            return BaseURL(host: host, port: parts.port ?? 443, path: parts.percentEncodedPath)
+        }
+        // A handful of bases (APNs' two hosts, or the one configured): kept for good.
+        bases.withLock { $0[base] = parsed }
+        return parsed
+    }
+
     /// The origin of an `https` URL and the request's path (with its query), nil for any
     /// other URL (AsyncHTTPClient says what is wrong with it).
     private func origin(of url: String) throws -> (HTTP2Origin, path: String)? {
         guard let parts = URLComponents(string: url), parts.scheme == "https", let host = parts.host, !host.isEmpty else {
             return nil
         }
-        let port = parts.port ?? 443
-        let authority = "\(host):\(port)"
         let path = (parts.percentEncodedPath.isEmpty ? "/" : parts.percentEncodedPath)
             + (parts.percentEncodedQuery.map { "?" + $0 } ?? "")
-        let origin = try origins.withLock { origins in
+        return (try origin(host: host, port: parts.port ?? 443), path)
+    }
+
+    /// The HTTP/2 origin for `host:port`, made the first time it is asked for.
+    private func origin(host: String, port: Int) throws -> HTTP2Origin {
+        let authority = "\(host):\(port)"
+        return try origins.withLock { origins in
             if let origin = origins.byAuthority[authority] { return origin }
             if case .shutDown = state.withLock({ $0 }) { throw ShutDown() }
             let tls = try origins.tls ?? {
@@ -199,7 +243,6 @@ extension PushHTTP {
             origins.byAuthority[authority] = origin
             return origin
         }
-        return (origin, path)
     }
 }
 

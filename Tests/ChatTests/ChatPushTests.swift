@@ -468,6 +468,23 @@ struct ChatPushTests {
         #expect(server.connections == 2)
     }
 
+    @Test("a push to a base URL and a path: the base's own path comes first, a base with a query is taken whole, one origin for all")
+    func baseAndPath() throws {
+        let server = try PushTestServer()
+        let http = PushHTTP(caFile: server.certificate.path)
+        defer { http.shutdown() }
+        let path = "/3/device/\(Self.apnsToken(62))", topic = [("apns-topic", "org.example")]
+        func post(_ base: String) -> Int? {
+            try? http.post(base: base, path: path, headers: topic, body: Data("{}".utf8)).wait().status
+        }
+        #expect(post(server.url) == 403, "APNs' path: the stand-in's answer without a provider token")
+        #expect(post(server.url) == 403, "the base known now")
+        #expect(post(server.url + "/apns") == 404, "/apns/3/device/…, which the stand-in does not serve")
+        #expect(post(server.url + "/?to=apns") == 404, "a query: the whole URL's path is /?to=apns/3/device/…")
+        #expect(try http.post(server.url + path, headers: topic, body: Data("{}".utf8)).wait().status == 403, "as the whole URL")
+        #expect(http.originCount == 1 && server.connections == 1)
+    }
+
     @Test("an origin with no push for twice the idle time is forgotten when a new one is met: push services at many hosts do not pile up")
     func staleOriginsForgotten() throws {
         let server = try PushTestServer()
