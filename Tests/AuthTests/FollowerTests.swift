@@ -54,6 +54,38 @@ struct FollowerTests {
         #expect(times.allSatisfy { $0 == 1 })
     }
 
+    @Test("the cursor a follower gives moves once a batch's after-commit work is done, not at the commit a moment before")
+    func cursorAfterTheCommitsWork() throws {
+        let auth = try AuthFixture()
+        for index in 0..<3 { try auth.register(displayName: "User \(index)") }
+        let database = try followerDatabase(auth)
+        // The batch's in-memory work (as geo's indexes), held until the test lets it go.
+        let held = DispatchSemaphore(value: 0), entered = DispatchSemaphore(value: 0)
+        let feed = ChangeFollower<UserChange>.Feed(name: "auth", requestEndpoint: auth.stack.endpoint("auth"),
+                                                   eventsEndpoint: auth.stack.eventsEndpoint("auth"),
+                                                   op: AuthAPI.changes, batchSize: 100, pollInterval: 60)
+        let follower = ChangeFollower(feed: feed, database: database, logger: TestStack.logger("follower"),
+                                      held: { _ in [] }) { _, db in
+            db.afterNextTransaction { _ in
+                entered.signal()
+                held.wait()
+            }
+        }
+        let endpoint = auth.stack.endpoint("auth")
+        let catching = ServiceThread(name: "catch-up") {
+            let client = ServiceClient(service: "auth", endpoint: endpoint, timeout: 10, tries: 1)
+            defer { client.close() }
+            _ = try? follower.catchUp(using: client)
+        }
+        #expect(entered.wait(timeout: .now() + 10) == .success, "the batch was committed")
+        let inFile = try database.pool.read { db in try Int64.fetchOne(db, sql: "SELECT seq FROM feed_cursor WHERE feed = 'auth'") }
+        #expect(inFile == 3, "committed: the file's cursor shows the batch")
+        #expect(try follower.cursor() == 0, "its after-commit work is not done: the follower does not say so yet")
+        held.signal()
+        catching.join()
+        #expect(try follower.cursor() == 3)
+    }
+
     @Test("a running follower picks up new changes promptly after a notice, without waiting for its poll")
     func followsLive() throws {
         let auth = try AuthFixture()
