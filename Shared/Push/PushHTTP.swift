@@ -151,8 +151,9 @@ public final class PushHTTP: Sendable {
     /// URL parsed the first time it is given, not for every push (APNs' URLs differ only
     /// in the device token after `/3/device/`).
     func post(base: String, path: String, headers: [(String, String)], body: Data) -> EventLoopFuture<Answer> {
-        post(base + path, headers: headers, body: body) {
-            guard let parts = self.baseURL(base) else { return try self.origin(of: base + path) }
+        let url = base + path
+        return post(url, headers: headers, body: body) {
+            guard let parts = self.baseURL(base) else { return try self.origin(of: url) }
             return (try self.origin(host: parts.host, port: parts.port), parts.path + path)
         }
     }

@@ -96,9 +96,13 @@ extension ChatStore {
             let cursor = try pushCursor(in: db)
             // Everything committed before this read is covered, pushed or not, up to the batch's
             // last message (its activity), or up to the newest when the batch took all there were.
-            let newest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(activity) FROM conversation")) ?? 0
             let (messages, more) = try oldestMessagesToPush(after: cursor, limit: firstTryLimit, in: db)
-            let end = more ? messages.last?.activity ?? newest : newest
+            let end: Int64
+            if more, let last = messages.last {
+                end = last.activity
+            } else {
+                end = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(activity) FROM conversation")) ?? 0
+            }
             batch.cursor = end > cursor ? end : nil
             batch.moreFirstTries = more
             var names: [String: String] = [:]

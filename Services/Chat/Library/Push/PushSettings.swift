@@ -15,8 +15,8 @@ import Push
 ///   POSTs to it, so it must not be able to point inside the network.
 /// - `HEREABOUTS_PUSH_CA_FILE`: PEM certificates trusted besides the system's.
 /// - `HEREABOUTS_PUSH_CONCURRENCY`: pushes in flight at once (default 64).
-/// - `HEREABOUTS_PUSH_BATCH`: messages the sender takes for their first try at once
-///   (default 10,000): what a pass holds after the sender was held up.
+/// - `HEREABOUTS_PUSH_BATCH`: messages to push the sender takes for their first try at
+///   once (default 10,000): what a pass holds after the sender was held up.
 /// - `HEREABOUTS_PUSH_PRIORITY`: `background` (the default: the push sender's thread runs
 ///   at nice 19, so the requests' threads get the cores first, `PushPriority`) or `normal`
 ///   (it competes with the requests' threads as equals).
