@@ -355,24 +355,10 @@ struct HereTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         // A port someone else holds: the edge exits at start, and is restarted, again and again.
-        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(holder) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) == 0 && listen(holder, 1) == 0 && getsockname(holder, $0, &length) == 0 }
-        }
-        try #require(bound)
-        var environment = ["HEREABOUTS_DATA_DIR": directory.path, "HEREABOUTS_LOG_LEVEL": "warning",
-                           "HEREABOUTS_BIN_DIR": ChildProcess.binDirectory.path, "XDG_CONFIG_HOME": directory.appendingPathComponent("config").path]
-        for service in ServiceEndpoints.services {
-            environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
-            environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
-        }
-        let up = try ChildProcess("here", arguments: ["up", "--plaintext", "--http", "127.0.0.1:\(UInt16(bigEndian: address.sin_port))"],
-                                  environment: environment, log: directory.appendingPathComponent("up.log"))
+        let held = try HeldPort()
+        defer { held.release() }
+        let up = try ChildProcess("here", arguments: ["up", "--plaintext", "--http", "127.0.0.1:\(held.port)"],
+                                  environment: try Self.stackEnvironment(in: directory), log: directory.appendingPathComponent("up.log"))
         defer { up.terminate() }
         let deadline = Date().addingTimeInterval(60)
         while !up.logText.contains("edge exited"), Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
@@ -387,6 +373,37 @@ struct HereTests {
         #expect(up.process.terminationStatus == 0, "\(up.logText)")
         Thread.sleep(forTimeInterval: 0.5)
         #expect(children.allSatisfy { kill($0, 0) != 0 }, "a service outlived here up")
+    }
+
+    @Test("here up whose edge never answers gives up after --start-timeout, stops the services, and prints why from the edge's log")
+    func startTimeoutSaysWhy() throws {
+        let directory = URL(fileURLWithPath: "/tmp/hb-here-why-\(Identifier.random(count: 6))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let held = try HeldPort()
+        defer { held.release() }
+        let up = try ChildProcess("here", arguments: ["up", "--plaintext", "--start-timeout", "4", "--http", "127.0.0.1:\(held.port)"],
+                                  environment: try Self.stackEnvironment(in: directory), log: directory.appendingPathComponent("up.log"))
+        defer { up.terminate() }
+        let deadline = Date().addingTimeInterval(90)
+        while up.process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        try #require(!up.process.isRunning, "\(up.logText)")
+        #expect(up.process.terminationStatus == 2, "\(up.logText)")
+        // The edge's own words, not only where its log is.
+        #expect(up.logText.contains("the edge did not answer at 127.0.0.1:\(held.port) within 4 s"), "\(up.logText)")
+        #expect(up.logText.contains("it ends:") && up.logText.contains("Address already in use"), "\(up.logText)")
+        for service in ServiceEndpoints.services { #expect(up.logText.contains("\(service) stopped"), "\(up.logText)") }
+    }
+
+    /// A data directory's environment for `here up`, the services on free ports.
+    static func stackEnvironment(in directory: URL) throws -> [String: String] {
+        var environment = ["HEREABOUTS_DATA_DIR": directory.path, "HEREABOUTS_LOG_LEVEL": "warning",
+                           "HEREABOUTS_BIN_DIR": ChildProcess.binDirectory.path, "XDG_CONFIG_HOME": directory.appendingPathComponent("config").path]
+        for service in ServiceEndpoints.services {
+            environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
+            environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
+        }
+        return environment
     }
 
     @Test("here search --watch lists the results, then prints each post that enters, changes and leaves; Ctrl-C closes the watch")
@@ -454,4 +471,30 @@ extension ChildProcess {
         }
         return false
     }
+}
+
+/// A loopback TCP port held listening by this process, so that nothing else can bind it.
+struct HeldPort {
+    let descriptor: Int32
+    let port: UInt16
+
+    init() throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { [descriptor] in
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && listen(descriptor, 1) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        guard bound else {
+            close(descriptor)
+            throw RawConnection.Failure(description: "could not hold a port")
+        }
+    }
+
+    func release() { close(descriptor) }
 }

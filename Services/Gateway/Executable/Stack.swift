@@ -29,6 +29,9 @@ struct Up: ParsableCommand {
     @Option(help: "The longest wait, in seconds, before restarting a service that keeps dying (it doubles from 1 s).")
     var maxBackoff: Double = 30
 
+    @Option(help: "How long, in seconds, each service and then the edge may take to answer at start before here up gives up and says why.")
+    var startTimeout: Double = 60
+
     @Option(help: "host:port for the edge's HTTP (default: HEREABOUTS_EDGE_LISTEN, else 127.0.0.1:8080).")
     var http: String?
 
@@ -79,6 +82,7 @@ struct Up: ParsableCommand {
                                                      dataDirectory: directory, environment: childEnvironment)
         configuration.replicas = [GeoAPI.service: geoReplicas]
         configuration.maxBackoff = max(0, maxBackoff)
+        configuration.startTimeout = max(1, startTimeout)
         configuration.edgeListen = edgeListen
         let supervisor = Supervisor(configuration) { [json = options.json] in Self.say($0, json: json) }
         // Signals arrive here, and the services (in their own process groups) are stopped in order.

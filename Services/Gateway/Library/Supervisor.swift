@@ -78,8 +78,8 @@ public final class Supervisor: Sendable {
             guard let health = waitForHealth(service: child.service, endpoint: child.endpoint) else {
                 if stopping.load(ordering: .sequentiallyConsistent) { throw Stopped() }
                 stop()
-                throw GatewayError("\(child.name) did not answer within \(Int(configuration.startTimeout)) s; see \(logFile(child.name).path)",
-                                   exitCode: 2)
+                throw GatewayError("\(child.name) did not answer within \(Int(configuration.startTimeout)) s; see \(logFile(child.name).path)"
+                                   + lastLines(of: child.name), exitCode: 2)
             }
             let pid = children.withLock { $0[child.name]?.pid ?? 0 }
             report("\(child.name.padding(toLength: 11, withPad: " ", startingAt: 0))\(child.endpoint)  ready  v\(health.version)  pid \(pid)")
@@ -94,8 +94,8 @@ public final class Supervisor: Sendable {
             guard waitForEdge(listen) else {
                 if stopping.load(ordering: .sequentiallyConsistent) { throw Stopped() }
                 stop()
-                throw GatewayError("the edge did not answer at \(listen) within \(Int(configuration.startTimeout)) s; see \(logFile(Self.edge).path)",
-                                   exitCode: 2)
+                throw GatewayError("the edge did not answer at \(listen) within \(Int(configuration.startTimeout)) s; see \(logFile(Self.edge).path)"
+                                   + lastLines(of: Self.edge), exitCode: 2)
             }
             let pid = children.withLock { $0[Self.edge]?.pid ?? 0 }
             report("\(Self.edge.padding(toLength: 11, withPad: " ", startingAt: 0))http://\(listen)  ready  pid \(pid)")
@@ -160,6 +160,15 @@ public final class Supervisor: Sendable {
 
     private func logFile(_ service: String) -> URL {
         configuration.dataDirectory.appendingPathComponent("logs").appendingPathComponent("\(service).log")
+    }
+
+    /// The end of a child's log, for the error that says it did not start: why it
+    /// exited is usually there (a port taken, a setting refused), and a person reading
+    /// the error, or a CI log that keeps nothing else, should not have to go looking.
+    private func lastLines(of service: String, count: Int = 8) -> String {
+        guard let data = try? Data(contentsOf: logFile(service)), !data.isEmpty else { return "" }
+        let lines = String(decoding: data.suffix(8192), as: UTF8.self).split(separator: "\n").suffix(count)
+        return "; it ends:\n" + lines.map { "  " + $0 }.joined(separator: "\n")
     }
 
     /// Starts the child `service` (`geo-1`) from `<executable>-service`.
