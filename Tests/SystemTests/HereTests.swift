@@ -351,59 +351,57 @@ struct HereTests {
 
     @Test("here up stopped during start-up (its edge cannot listen, so it is never ready) stops what it started, at once")
     func stopDuringStartUp() throws {
-        let directory = URL(fileURLWithPath: "/tmp/hb-here-stop-\(Identifier.random(count: 6))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        // A port someone else holds: the edge exits at start, and is restarted, again and again.
-        let held = try HeldPort()
-        defer { held.release() }
-        let up = try ChildProcess("here", arguments: ["up", "--plaintext", "--http", "127.0.0.1:\(held.port)"],
-                                  environment: try Self.stackEnvironment(in: directory), log: directory.appendingPathComponent("up.log"))
-        defer { up.terminate() }
-        let deadline = Date().addingTimeInterval(60)
-        while !up.logText.contains("edge exited"), Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
-        try #require(up.logText.contains("edge exited"), "\(up.logText)")
-        let children = ServiceEndpoints.services.compactMap { CrashTests.child(named: "\($0)-service", of: up.process.processIdentifier) }
-        #expect(children.count == 5)
+        // The edge exits at start, and is restarted, again and again.
+        try Self.upWithEdgePortTaken { up, _ in
+            let deadline = Date().addingTimeInterval(60)
+            while !up.logText.contains("edge exited"), Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+            try #require(up.logText.contains("edge exited"), "\(up.logText)")
+            let children = ServiceEndpoints.services.compactMap { CrashTests.child(named: "\($0)-service", of: up.process.processIdentifier) }
+            #expect(children.count == 5)
 
-        let signalled = Date()
-        kill(up.process.processIdentifier, SIGTERM)
-        up.process.waitUntilExit()
-        #expect(Date().timeIntervalSince(signalled) < 10, "\(up.logText)")
-        #expect(up.process.terminationStatus == 0, "\(up.logText)")
-        Thread.sleep(forTimeInterval: 0.5)
-        #expect(children.allSatisfy { kill($0, 0) != 0 }, "a service outlived here up")
+            let signalled = Date()
+            kill(up.process.processIdentifier, SIGTERM)
+            up.process.waitUntilExit()
+            #expect(Date().timeIntervalSince(signalled) < 10, "\(up.logText)")
+            #expect(up.process.terminationStatus == 0, "\(up.logText)")
+            Thread.sleep(forTimeInterval: 0.5)
+            #expect(children.allSatisfy { kill($0, 0) != 0 }, "a service outlived here up")
+        }
     }
 
     @Test("here up whose edge never answers gives up after --start-timeout, stops the services, and prints why from the edge's log")
     func startTimeoutSaysWhy() throws {
-        let directory = URL(fileURLWithPath: "/tmp/hb-here-why-\(Identifier.random(count: 6))")
+        try Self.upWithEdgePortTaken(["--start-timeout", "4"]) { up, port in
+            let deadline = Date().addingTimeInterval(90)
+            while up.process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+            try #require(!up.process.isRunning, "\(up.logText)")
+            #expect(up.process.terminationStatus == 2, "\(up.logText)")
+            // The edge's own words, not only where its log is.
+            #expect(up.logText.contains("the edge did not answer at 127.0.0.1:\(port) within 4 s"), "\(up.logText)")
+            #expect(up.logText.contains("it ends:") && up.logText.contains("Address already in use"), "\(up.logText)")
+            for service in ServiceEndpoints.services { #expect(up.logText.contains("\(service) stopped"), "\(up.logText)") }
+        }
+    }
+
+    /// Runs `here up --plaintext` (with `arguments`) in a fresh data directory, its
+    /// services on free ports and its edge on a port this process holds, so that the
+    /// edge can never listen; `body` gets it and the port, and it is stopped after.
+    static func upWithEdgePortTaken(_ arguments: [String] = [], _ body: (ChildProcess, UInt16) throws -> Void) throws {
+        let directory = URL(fileURLWithPath: "/tmp/hb-here-taken-\(Identifier.random(count: 6))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let held = try HeldPort()
         defer { held.release() }
-        let up = try ChildProcess("here", arguments: ["up", "--plaintext", "--start-timeout", "4", "--http", "127.0.0.1:\(held.port)"],
-                                  environment: try Self.stackEnvironment(in: directory), log: directory.appendingPathComponent("up.log"))
-        defer { up.terminate() }
-        let deadline = Date().addingTimeInterval(90)
-        while up.process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
-        try #require(!up.process.isRunning, "\(up.logText)")
-        #expect(up.process.terminationStatus == 2, "\(up.logText)")
-        // The edge's own words, not only where its log is.
-        #expect(up.logText.contains("the edge did not answer at 127.0.0.1:\(held.port) within 4 s"), "\(up.logText)")
-        #expect(up.logText.contains("it ends:") && up.logText.contains("Address already in use"), "\(up.logText)")
-        for service in ServiceEndpoints.services { #expect(up.logText.contains("\(service) stopped"), "\(up.logText)") }
-    }
-
-    /// A data directory's environment for `here up`, the services on free ports.
-    static func stackEnvironment(in directory: URL) throws -> [String: String] {
         var environment = ["HEREABOUTS_DATA_DIR": directory.path, "HEREABOUTS_LOG_LEVEL": "warning",
                            "HEREABOUTS_BIN_DIR": ChildProcess.binDirectory.path, "XDG_CONFIG_HOME": directory.appendingPathComponent("config").path]
         for service in ServiceEndpoints.services {
             environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
             environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
         }
-        return environment
+        let up = try ChildProcess("here", arguments: ["up", "--plaintext"] + arguments + ["--http", "127.0.0.1:\(held.port)"],
+                                  environment: environment, log: directory.appendingPathComponent("up.log"))
+        defer { up.terminate() }
+        try body(up, held.port)
     }
 
     @Test("here search --watch lists the results, then prints each post that enters, changes and leaves; Ctrl-C closes the watch")

@@ -166,8 +166,13 @@ public final class Supervisor: Sendable {
     /// exited is usually there (a port taken, a setting refused), and a person reading
     /// the error, or a CI log that keeps nothing else, should not have to go looking.
     private func lastLines(of service: String, count: Int = 8) -> String {
-        guard let data = try? Data(contentsOf: logFile(service)), !data.isEmpty else { return "" }
-        let lines = String(decoding: data.suffix(8192), as: UTF8.self).split(separator: "\n").suffix(count)
+        // Only the end is read: a log is appended to across starts and may be large.
+        guard let file = try? FileHandle(forReadingFrom: logFile(service)) else { return "" }
+        defer { try? file.close() }
+        guard let size = try? file.seekToEnd(), size > 0 else { return "" }
+        try? file.seek(toOffset: size - min(size, 8192))
+        guard let data = try? file.readToEnd(), !data.isEmpty else { return "" }
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").suffix(count)
         return "; it ends:\n" + lines.map { "  " + $0 }.joined(separator: "\n")
     }
 
