@@ -43,7 +43,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],
     targets: [
@@ -97,12 +96,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Notifications as they leave: APNs (HTTP/2, token auth) and Web Push (RFC 8030,
-        // 8291, 8292): APNs frame by frame on swift-nio-http2, Web Push through AsyncHTTPClient.
+        // 8291, 8292): HTTP/2 frame by frame on swift-nio-http2, HTTP/1.1 on NIOHTTP1 for a
+        // Web Push service that refuses HTTP/2.
         .target(
             name: "Push",
             dependencies: [
                 "Wire",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -299,7 +298,6 @@ let package = Package(
             dependencies: [
                 "ServiceKit", "ServiceClient", "Contracts", "Wire", "Push",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

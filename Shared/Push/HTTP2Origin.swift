@@ -3,7 +3,6 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP1
 import NIOHTTP2
-import NIOPosix
 import NIOSSL
 import NIOTLS
 import Synchronization
@@ -22,13 +21,7 @@ import Synchronization
 /// closes (APNs asks providers to keep theirs open across pushes, so the default is long).
 
 final class HTTP2Origin: Sendable {
-    struct Request {
-        var path: String
-        var headers: [(String, String)]
-        var body: ByteBuffer
-        var promise: EventLoopPromise<PushHTTP.Answer>
-        var deadline: NIODeadline
-    }
+    typealias Request = OriginRequest
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -36,13 +29,9 @@ final class HTTP2Origin: Sendable {
         var notHTTP2 = false
     }
 
-    let host: String
-    let port: Int
-    private let authority: String
-    private let tls: NIOSSLContext
-    private let timeout: TimeAmount
-    private let idleTimeout: TimeAmount
-    let eventLoop: any EventLoop
+    let endpoint: OriginEndpoint
+    var eventLoop: any EventLoop { endpoint.eventLoop }
+    private var authority: String { endpoint.authority }
     /// Requests handed over from any thread, and whether a turn of the loop is already due to write them.
     private let handedOver = Mutex<(requests: [Request], scheduled: Bool)>(([], false))
     /// The connection in use, on the event loop only.
@@ -55,16 +44,12 @@ final class HTTP2Origin: Sendable {
     /// Whether the server speaks HTTP/2, as far as is known (yes, until a handshake says otherwise).
     var speaksHTTP2: Bool { !alpn.refusedHTTP2.withLock { $0 } }
 
-    init(host: String, port: Int, tls: NIOSSLContext, timeout: TimeAmount, idleTimeout: TimeAmount, eventLoop: any EventLoop) {
-        self.host = host
-        self.port = port
-        self.authority = port == 443 ? host : "\(host):\(port)"
-        self.tls = tls
-        self.timeout = timeout
-        self.idleTimeout = idleTimeout
-        self.eventLoop = eventLoop
+    /// - Parameter endpoint: with TLS that offers `h2` (and `http/1.1`, so that a server that
+    ///   speaks only that says so by ALPN).
+    init(_ endpoint: OriginEndpoint) {
+        self.endpoint = endpoint
         self.alpn = ALPNVerdict()
-        self.current = .makeEmptyBox(valueType: Connection.self, eventLoop: eventLoop)
+        self.current = .makeEmptyBox(valueType: Connection.self, eventLoop: endpoint.eventLoop)
     }
 
     /// POSTs `body` to `path`; the future completes on this origin's event loop.
@@ -72,7 +57,7 @@ final class HTTP2Origin: Sendable {
         let promise = eventLoop.makePromise(of: PushHTTP.Answer.self)
         let now = NIODeadline.now()
         lastUsed.withLock { $0 = now }
-        let request = Request(path: path, headers: headers, body: body, promise: promise, deadline: now + timeout)
+        let request = Request(path: path, headers: headers, body: body, promise: promise, deadline: now + endpoint.timeout)
         let schedule = handedOver.withLock { state -> Bool in
             state.requests.append(request)
             defer { state.scheduled = true }
@@ -80,6 +65,12 @@ final class HTTP2Origin: Sendable {
         }
         if schedule { eventLoop.execute { self.writeHandedOver() } }
         return promise.futureResult
+    }
+
+    /// Counts as a push handed over (one that left over the origin's HTTP/1.1 connections
+    /// instead), so that the origin is not forgotten as unused.
+    func markUsed() {
+        lastUsed.withLock { $0 = .now() }
     }
 
     /// Whether no push was handed over since `instant`.
@@ -112,8 +103,14 @@ final class HTTP2Origin: Sendable {
         let connection: Connection
         if let usable = current.value, usable.isUsable {
             connection = usable
+        } else if !speaksHTTP2 {
+            // Handed over before a handshake said the server refuses HTTP/2: they go over HTTP/1.1
+            // (`PushHTTP`) without another TLS handshake to hear it again.
+            let refused = Failure(description: "\(authority) does not speak HTTP/2", notHTTP2: true)
+            for request in requests { request.promise.fail(refused) }
+            return
         } else {
-            connection = Connection(authority: authority, alpn: alpn, idleTimeout: idleTimeout)
+            connection = Connection(authority: authority, alpn: alpn, idleTimeout: endpoint.idleTimeout)
             current.value = connection
             connect(connection)
         }
@@ -121,23 +118,14 @@ final class HTTP2Origin: Sendable {
     }
 
     private func connect(_ connection: Connection) {
-        let serverName = host.isIPAddress ? nil : host
         let bound = NIOLoopBound(connection, eventLoop: eventLoop)
-        ClientBootstrap(group: eventLoop)
-            .connectTimeout(.seconds(10))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { [tls, authority] channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let handlers: [any ChannelHandler] = [
-                        try NIOSSLClientHandler(context: tls, serverHostname: serverName),
-                        NIOHTTP2Handler(mode: .client, connectionConfiguration: Streams.connectionConfiguration,
-                                        streamConfiguration: Streams.streamConfiguration),
-                        Streams(connection: bound.value, authority: authority),
-                    ]
-                    try channel.pipeline.syncOperations.addHandlers(handlers)
-                }
-            }
-            .connect(host: host, port: port)
+        endpoint.connect { [authority] pipeline in
+            try pipeline.addHandlers([
+                NIOHTTP2Handler(mode: .client, connectionConfiguration: Streams.connectionConfiguration,
+                                streamConfiguration: Streams.streamConfiguration),
+                Streams(connection: bound.value, authority: authority),
+            ])
+        }
             .assumeIsolated()
             .whenFailure { [authority] error in
                 connection.close(because: "cannot connect to \(authority): \(error)")
@@ -445,9 +433,3 @@ final class ALPNVerdict: Sendable {
     let refusedHTTP2 = Mutex(false)
 }
 
-extension String {
-    /// An IPv4 or IPv6 literal (which TLS's server name indication cannot carry).
-    var isIPAddress: Bool {
-        (try? SocketAddress(ipAddress: self, port: 0)) != nil
-    }
-}

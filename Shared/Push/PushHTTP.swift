@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -9,30 +8,22 @@ import Synchronization
 /// The one HTTP client every push leaves through: one HTTP/2 connection per push
 /// service origin (APNs' environments, each Web Push service), reused, as Apple asks,
 /// written frame by frame (`HTTP2Origin`); a Web Push service that offers only
-/// HTTP/1.1 (by ALPN) through AsyncHTTPClient.
+/// HTTP/1.1 (by ALPN) over keep-alive connections (`HTTP1Origin`). Only `https` URLs:
+/// APNs and Web Push (RFC 8030) are HTTPS, and registration refuses other endpoints.
 ///
-/// The AsyncHTTPClient is made on the first push that needs it, the event loops on the
-/// first push or by `makeLoops()`, and both are shut down by `shutdown()`: a service that
-/// never pushes (a test's, the fuzzer's) holds no client, since AsyncHTTPClient traps in
-/// debug builds on a client dropped without a shutdown. The loops are the client's own
-/// (`push-http-…`), not NIO's shared ones: a thread takes its creator's priority, and
-/// chat's push sender, which lowers its own (`PushPriority.background`), has the service
-/// make them first, at normal priority.
+/// The event loops are made on the first push or by `makeLoops()`, and shut down by
+/// `shutdown()`. They are the client's own (`push-http-…`), not NIO's shared ones: a
+/// thread takes its creator's priority, and chat's push sender, which lowers its own
+/// (`PushPriority.background`), has the service make them first, at normal priority.
 public final class PushHTTP: Sendable {
-    private enum State {
-        case idle
-        case running(HTTPClient)
-        case shutDown
-    }
-
-    private let configuration: HTTPClient.Configuration
-    private let state = Mutex(State.idle)
+    private let tlsConfiguration: TLSConfiguration
     /// The loops every push is carried on, made with the first; nil after `shutdown()`.
     private let loops = Mutex<(group: MultiThreadedEventLoopGroup?, shutDown: Bool)>((nil, false))
     /// The loops' threads by their kernel ids, once each has started (tests, diagnostics).
     private let loopThreads = Mutex<[Int32]>([])
-    /// HTTP/2 origins by `host:port`, and the TLS context they share (made with the first).
-    private let origins = Mutex<(tls: NIOSSLContext?, byAuthority: [String: HTTP2Origin])>((nil, [:]))
+    /// The origins by `host:port`, and the TLS contexts they share (made with the first):
+    /// each origin's HTTP/2 connection, and its HTTP/1.1 ones once it refused HTTP/2.
+    private let origins = Mutex(Origins())
     /// The base URLs `post(base:path:)` was given, parsed once: nil for one that is not
     /// `https` with a host and no query (its pushes' URLs are parsed whole, as `post` does).
     private let bases = Mutex<[String: BaseURL?]>([:])
@@ -46,11 +37,7 @@ public final class PushHTTP: Sendable {
     public init(caFile: String? = nil, timeout: TimeAmount = .seconds(30), idleTimeout: TimeAmount = .minutes(5)) {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile { tls.additionalTrustRoots = [.file(caFile)] }
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-        configuration.httpVersion = .automatic
-        configuration.timeout = .init(connect: .seconds(10), read: timeout)
-        configuration.redirectConfiguration = .disallow
-        self.configuration = configuration
+        tlsConfiguration = tls
         self.timeout = timeout
         self.idleTimeout = idleTimeout
     }
@@ -58,17 +45,12 @@ public final class PushHTTP: Sendable {
     /// Closes the connections, blocking until they are closed (not on an event loop, and
     /// with no task of Swift's pool to wait for); pushes after it fail.
     public func shutdown() {
-        let client = state.withLock { state -> HTTPClient? in
-            defer { state = .shutDown }
-            if case .running(let client) = state { return client }
-            return nil
+        let (http2, http1) = origins.withLock { origins in
+            defer { origins = Origins(shutDown: true) }
+            return (Array(origins.http2.values), Array(origins.http1.values))
         }
-        try? client?.syncShutdown()
-        let origins = origins.withLock { origins in
-            defer { origins.byAuthority = [:] }
-            return Array(origins.byAuthority.values)
-        }
-        for origin in origins { try? origin.close().wait() }
+        for origin in http2 { try? origin.close().wait() }
+        for origin in http1 { try? origin.close().wait() }
         let group = loops.withLock { loops in
             defer { loops = (nil, true) }
             return loops.group
@@ -111,23 +93,15 @@ public final class PushHTTP: Sendable {
     }
 
     /// How many origins are known (tests).
-    var originCount: Int { origins.withLock { $0.byAuthority.count } }
+    var originCount: Int { origins.withLock { $0.http2.count } }
 
     struct ShutDown: Error, CustomStringConvertible {
         var description: String { "the push client is shut down" }
     }
 
-    private func client() throws -> HTTPClient {
-        try state.withLock { state in
-            switch state {
-            case .running(let client): return client
-            case .shutDown: throw ShutDown()
-            case .idle:
-                let client = HTTPClient(eventLoopGroup: group, configuration: configuration)
-                state = .running(client)
-                return client
-            }
-        }
+    struct NotHTTPS: Error, CustomStringConvertible {
+        var url: String
+        var description: String { "\(url) is not an https URL with a host: pushes leave only over HTTPS" }
     }
 
     struct Answer {
@@ -142,7 +116,7 @@ public final class PushHTTP: Sendable {
     /// hops' thread wake-ups cost more than the pushes).
     ///
     /// Over the origin's HTTP/2 connection, unless the service said (by ALPN) that it
-    /// speaks only HTTP/1.1: then, from that request on, through AsyncHTTPClient.
+    /// speaks only HTTP/1.1: then, from that request on, over its HTTP/1.1 connections.
     func post(_ url: String, headers: [(String, String)], body: Data) -> EventLoopFuture<Answer> {
         post(url, headers: headers, body: body) { try self.origin(of: url) }
     }
@@ -163,26 +137,24 @@ public final class PushHTTP: Sendable {
                       locate: () throws -> (HTTP2Origin, path: String)?) -> EventLoopFuture<Answer> {
         let origin: HTTP2Origin, path: String
         do {
-            guard let https = try locate() else { return postHTTP1(url, headers: headers, body: body) }
+            guard let https = try locate() else { throw NotHTTPS(url: url) }
             (origin, path) = https
         } catch {
             return anyLoop.makeFailedFuture(error)
         }
-        guard origin.speaksHTTP2 else { return postHTTP1(url, headers: headers, body: body) }
-        return origin.post(path, headers: headers, body: ByteBuffer(bytes: body)).flatMapError { error in
+        let bytes = ByteBuffer(bytes: body)
+        guard origin.speaksHTTP2 else { return postHTTP1(to: origin, path, headers: headers, body: bytes) }
+        return origin.post(path, headers: headers, body: bytes).flatMapError { error in
             guard let failure = error as? HTTP2Origin.Failure, failure.notHTTP2 else { return origin.eventLoop.makeFailedFuture(error) }
-            return self.postHTTP1(url, headers: headers, body: body)
+            return self.postHTTP1(to: origin, path, headers: headers, body: bytes)
         }
     }
 
-    private func postHTTP1(_ url: String, headers: [(String, String)], body: Data) -> EventLoopFuture<Answer> {
+    /// Over the HTTP/1.1 connections to the origin that refused HTTP/2.
+    private func postHTTP1(to origin: HTTP2Origin, _ path: String, headers: [(String, String)], body: ByteBuffer) -> EventLoopFuture<Answer> {
+        origin.markUsed()
         do {
-            let request = try HTTPClient.Request(url: url, method: .POST, headers: HTTPHeaders(headers),
-                                                 body: .byteBuffer(ByteBuffer(bytes: body)))
-            return try client().execute(request: request, deadline: .now() + timeout).map { response in
-                Answer(status: Int(response.status.code), headers: response.headers,
-                       body: response.body.map { Data($0.readableBytesView) } ?? Data())
-            }
+            return try http1(origin).post(path, headers: headers, body: body)
         } catch {
             return anyLoop.makeFailedFuture(error)
         }
@@ -212,7 +184,7 @@ extension PushHTTP {
     }
 
     /// The origin of an `https` URL and the request's path (with its query), nil for any
-    /// other URL (AsyncHTTPClient says what is wrong with it).
+    /// other URL.
     private func origin(of url: String) throws -> (HTTP2Origin, path: String)? {
         guard let parts = URLComponents(string: url), parts.scheme == "https", let host = parts.host, !host.isEmpty else {
             return nil
@@ -226,24 +198,50 @@ extension PushHTTP {
     private func origin(host: String, port: Int) throws -> HTTP2Origin {
         let authority = "\(host):\(port)"
         return try origins.withLock { origins in
-            if let origin = origins.byAuthority[authority] { return origin }
-            if case .shutDown = state.withLock({ $0 }) { throw ShutDown() }
-            let tls = try origins.tls ?? {
-                var tls = configuration.tlsConfiguration ?? .makeClientConfiguration()
-                tls.applicationProtocols = ["h2", "http/1.1"]
-                return try NIOSSLContext(configuration: tls)
-            }()
-            let origin = HTTP2Origin(host: host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: port, tls: tls,
-                                     timeout: timeout, idleTimeout: idleTimeout, eventLoop: anyLoop)
-            origins.tls = tls
+            if let origin = origins.http2[authority] { return origin }
+            guard !origins.shutDown else { throw ShutDown() }
+            let tls = try origins.http2TLS ?? context(offering: ["h2", "http/1.1"])
+            let origin = HTTP2Origin(OriginEndpoint(host: host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: port,
+                                                    tls: tls, timeout: timeout, idleTimeout: idleTimeout, eventLoop: anyLoop))
+            origins.http2TLS = tls
             // A new origin is rare (a Web Push service not seen before): forget those with
             // no push for twice the idle time, whose connections have closed, so that
             // subscriptions at many hosts (HEREABOUTS_WEBPUSH_HOSTS=*) do not pile up.
             let stale = NIODeadline.now() - .nanoseconds(idleTimeout.nanoseconds * 2)
-            origins.byAuthority = origins.byAuthority.filter { !$0.value.unused(since: stale) }
-            origins.byAuthority[authority] = origin
+            origins.http2 = origins.http2.filter { !$0.value.unused(since: stale) }
+            let kept = Set(origins.http2.values.map(ObjectIdentifier.init))
+            origins.http1 = origins.http1.filter { kept.contains($0.key) }
+            origins.http2[authority] = origin
             return origin
         }
+    }
+
+    /// The HTTP/1.1 connections to an origin that refused HTTP/2, made the first time they are asked for.
+    private func http1(_ origin: HTTP2Origin) throws -> HTTP1Origin {
+        return try origins.withLock { origins in
+            if let known = origins.http1[ObjectIdentifier(origin)] { return known }
+            guard !origins.shutDown else { throw ShutDown() }
+            let tls = try origins.http1TLS ?? context(offering: ["http/1.1"])
+            origins.http1TLS = tls
+            let made = HTTP1Origin(origin.endpoint.with(tls: tls))
+            origins.http1[ObjectIdentifier(origin)] = made
+            return made
+        }
+    }
+
+    private func context(offering protocols: [String]) throws -> NIOSSLContext {
+        var tls = tlsConfiguration
+        tls.applicationProtocols = protocols
+        return try NIOSSLContext(configuration: tls)
+    }
+
+    /// The origins met so far: by `host:port`, and the HTTP/1.1 ones by their HTTP/2 origin.
+    struct Origins {
+        var http2: [String: HTTP2Origin] = [:]
+        var http1: [ObjectIdentifier: HTTP1Origin] = [:]
+        var http2TLS: NIOSSLContext?
+        var http1TLS: NIOSSLContext?
+        var shutDown = false
     }
 }
 

@@ -24,6 +24,8 @@ public final class PushTestServer {
         public var delay: Double = 0
         /// Offers (by ALPN) and speaks only HTTP/1.1, as some Web Push services do.
         public var http1Only = false
+        /// With `http1Only`: each answer says `connection: close`, and the connection closes.
+        public var http1Closes = false
         /// Each HTTP/2 connection ends with a GOAWAY once it answered this many requests (0: never).
         public var goAwayAfter = 0
         /// Each answer is followed by RST_STREAM (NO_ERROR), as nginx does when it answers before a request's body has all come.
@@ -110,6 +112,7 @@ public final class PushTestServer {
         if options.jitter > 0 { arguments += ["--jitter", "\(options.jitter)"] }
         if options.delay > 0 { arguments += ["--delay", "\(options.delay)"] }
         if options.http1Only { arguments.append("--http1") }
+        if options.http1Closes { arguments.append("--http1-close") }
         if options.goAwayAfter > 0 { arguments += ["--goaway-after", "\(options.goAwayAfter)"] }
         if options.resetAfterAnswer { arguments.append("--reset-after-answer") }
         server = try ScriptServer(script: "push_server.py", arguments: arguments,

@@ -14,7 +14,7 @@ Web Push: POST /push/<name>. The VAPID header (RFC 8292) is checked (the JWT aga
           answer 410.
 --jitter S answers each request after a random wait of up to S seconds, so requests
           sent side by side are taken (and kept) out of order.
---delay S answers each request S seconds late (before any jitter): a slow push service.
+--delay S answers each request S seconds late (before any jitter; HTTP/1.1 too): a slow push service.
 --goaway-after N  sends a GOAWAY on each HTTP/2 connection once its N-th stream opens:
           the first N streams are answered, later ones are not (the client's to
           send again elsewhere); the connection stays open.
@@ -23,6 +23,7 @@ Web Push: POST /push/<name>. The VAPID header (RFC 8292) is checked (the JWT aga
           the client must keep the answer).
 --http1   offers only HTTP/1.1 by ALPN and speaks it (keep-alive, one request at a
           time per connection), as some Web Push services do.
+--http1-close  with --http1: each answer says `connection: close`, and the connection closes.
 
 Every push taken is appended to <dir>/pushes.jsonl; every request that broke a rule to
 <dir>/errors.jsonl; <dir>/connections counts the TLS connections made, <dir>/closed
@@ -195,6 +196,9 @@ class H1Server(asyncio.Protocol):
         self.transport = transport
         self.state.connected()
 
+    def connection_lost(self, exc):
+        self.state.disconnected()
+
     def data_received(self, data):
         self.buffer.extend(data)
         while (end := self.buffer.find(b"\r\n\r\n")) >= 0:
@@ -207,7 +211,19 @@ class H1Server(asyncio.Protocol):
             body = bytes(self.buffer[end + 4:end + 4 + length])
             del self.buffer[:end + 4 + length]
             status, data = self.state.route(method, path, headers, body)
-            self.transport.write(f"HTTP/1.1 {status} -\r\ncontent-length: {len(data)}\r\n\r\n".encode() + data)
+            closing = "connection: close\r\n" if self.state.args.http1_close else ""
+            answer = f"HTTP/1.1 {status} -\r\ncontent-length: {len(data)}\r\n{closing}\r\n".encode() + data
+            # Answers on a connection keep their order: each waits the same --delay (no jitter here).
+            asyncio.get_running_loop().call_later(self.state.args.delay, self.answer, answer, bool(closing))
+            if closing:
+                return
+
+    def answer(self, data, close):
+        if self.transport.is_closing():
+            return
+        self.transport.write(data)
+        if close:
+            self.transport.close()
 
 
 class H2Server(asyncio.Protocol):
@@ -297,6 +313,7 @@ async def main():
     parser.add_argument("--goaway-after", type=int, default=0, help="send GOAWAY after answering this many requests on a connection")
     parser.add_argument("--reset-after-answer", action="store_true", help="follow each answer with RST_STREAM (NO_ERROR)")
     parser.add_argument("--http1", action="store_true", help="offer and speak only HTTP/1.1")
+    parser.add_argument("--http1-close", action="store_true", help="with --http1, close each connection after its answer")
     parser.add_argument("--jitter", type=float, default=0, help="answer each request after a random wait of up to this many seconds")
     parser.add_argument("--delay", type=float, default=0, help="answer each request this many seconds late")
     args = parser.parse_args()

@@ -392,10 +392,12 @@ struct ChatPushTests {
         #expect(server.errors.isEmpty, "\(server.errors)")
     }
 
-    @Test("a Web Push service that speaks only HTTP/1.1 gets its pushes, each decrypted and signed as over HTTP/2")
-    func http1WebPush() throws {
+    @Test("a Web Push service that speaks only HTTP/1.1 gets its pushes, each decrypted and signed as over HTTP/2: over one keep-alive connection, or one a push when the service closes each after its answer",
+          arguments: [false, true])
+    func http1WebPush(closesConnections: Bool) throws {
         var options = PushTestServer.Options()
         options.http1Only = true
+        options.http1Closes = closesConnections
         let server = try PushTestServer(options)
         let fixture = try ChatFixture(environment: server.environment)
         let (ana, ben) = try Self.anaAndBen(fixture)
@@ -408,6 +410,36 @@ struct ChatPushTests {
         #expect(pushes.allSatisfy { $0.http == "1.1" && $0.title == "Ana" })
         let status = try Self.drained(fixture)
         #expect(status.sent == 3 && status.failed == 0 && status.pending == 0)
+        #expect(status.lastError == nil, "no push was sent on a connection the service had closed")
+        // After the HTTP/2 connection whose ALPN the service refused.
+        #expect(server.connections - 1 == (closesConnections ? 3 : 1), "\(server.connections - 1) HTTP/1.1 connections")
+    }
+
+    @Test("an HTTP/1.1-only Web Push service: twenty subscriptions pushed side by side over at most 8 keep-alive connections; a 410 there removes its subscription")
+    func http1WebPushSideBySide() throws {
+        var options = PushTestServer.Options(goneEndpoints: ["cleo-gone"])
+        options.http1Only = true
+        // Answers a quarter of a second late: a device's push waits for a free connection, or opens one.
+        options.delay = 0.25
+        let server = try PushTestServer(options)
+        let fixture = try ChatFixture(environment: server.environment)
+        let (ana, ben) = try Self.anaAndBen(fixture)
+        let cleo = try Self.user(fixture, name: "Cleo")
+        try fixture.catchUp()
+        let names = (0..<10).map { "ben-\($0)" } + (0..<9).map { "cleo-\($0)" }
+        for name in names { _ = try Self.register(fixture, name.hasPrefix("ben") ? ben : cleo, webPush: name, at: server) }
+        _ = try Self.register(fixture, cleo, webPush: "cleo-gone", at: server)
+        _ = try Self.send(fixture, "to Ben", from: ana, to: ben.id)
+        _ = try Self.send(fixture, "to Cleo", from: ana, to: cleo.id)
+        let status = try Self.drained(fixture)
+        #expect(server.errors.isEmpty, "\(server.errors)")
+        #expect(server.pushes.map(\.address).sorted() == names.sorted())
+        #expect(server.pushes.allSatisfy { $0.http == "1.1" && $0.title == "Ana" && $0.body == "to \($0.address.hasPrefix("ben") ? "Ben" : "Cleo")" })
+        // The first connection is the HTTP/2 one whose ALPN the service refused. Then requests that
+        // find every connection busy open another, up to 8.
+        #expect((2...8).contains(server.connections - 1), "\(server.connections - 1) HTTP/1.1 connections")
+        #expect(try Self.devices(fixture, cleo).count == 9, "the subscription its service called gone is removed")
+        #expect(status.sent == 19 && status.removed == 1 && status.failed == 0 && status.pending == 0)
     }
 
     @Test("a push service that goes away (GOAWAY) mid-batch: what it did not take leaves again on a new connection, each push once")
