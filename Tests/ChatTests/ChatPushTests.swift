@@ -221,6 +221,17 @@ struct ChatPushTests {
         }
     }
 
+    @Test("pushes leave only over HTTPS: an APNs URL that is not an https one is refused at start, not at each push")
+    func apnsURLIsHTTPS() throws {
+        let server = try PushTestServer()
+        for bad in ["http://localhost:\(server.port)", "localhost:\(server.port)", "https://", "ftp://example.org"] {
+            var environment = server.environment
+            environment["HEREABOUTS_APNS_URL"] = bad
+            #expect(throws: PushSettings.ConfigurationError.self, "\(bad)") { try PushSettings(environment: environment) }
+        }
+        #expect(try PushSettings(environment: server.environment).apns?.url == server.url)
+    }
+
     @Test("a sender that falls behind moves its passes to the normal-priority lane (HEREABOUTS_PUSH_CATCH_UP), and delivers")
     func catchesUp() throws {
         #expect(try PushSettings(environment: [:]).catchUpAfter == 1)

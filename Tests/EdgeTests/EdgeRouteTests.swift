@@ -5,8 +5,8 @@ import Favourites
 import Foundation
 import Geo
 import HTTPTypes
+import EdgeFixtures
 import Hummingbird
-import HummingbirdTesting
 import NIOCore
 import ServiceKit
 import ServiceKitTesting
@@ -16,9 +16,9 @@ import Testing
 import Wire
 
 /// The edge's routes in this process: the five services started in it (each on its
-/// own `ipc://` endpoint), the edge's application served by Hummingbird's test
-/// framework on a free port, with the edge's own channel handlers (the routes passed
-/// on the event loops are below Hummingbird's router, so `.router` would miss them).
+/// own `ipc://` endpoint), the edge's application running on a free port with its own
+/// channel handlers (the routes passed on the event loops are below Hummingbird's
+/// router, which an in-memory test client would miss), asked over real sockets.
 /// What needs processes (`here up`, signals, kills, freezing) stays in SystemTests.
 @Suite("The edge's routes, in process")
 struct EdgeRouteTests {
@@ -41,15 +41,26 @@ struct EdgeRouteTests {
         environment["HEREABOUTS_EDGE_SERVICE_TIMEOUT"] = "20"
         environment["HEREABOUTS_EDGE_METRICS_LISTEN"] = "off"
         environment["HEREABOUTS_EDGE_OPERATORS"] = operatorUser.id
-        let edge = try EdgeService(settings: try EdgeSettings(environment: environment, listen: "127.0.0.1:0"),
+        let port = try #require(Int(try ChildProcess.freeEndpoint().split(separator: ":").last ?? ""))
+        let edge = try EdgeService(settings: try EdgeSettings(environment: environment, listen: "127.0.0.1:\(port)"),
                                    logger: TestStack.logger("edge"))
         let routes = edge.routes.routes.map { RouteVisits.Route(method: $0.method, pattern: $0.pattern) }
         let visits = RouteVisits()
         let mailbox = Mailbox(directory: stack.directory.appendingPathComponent("mail"))
-        try await edge.application().test(.live) { client in
-            try await Journey(http: RouteClient(client: client, visits: visits), operatorToken: operatorUser.token,
-                              operatorEmail: "user1@example.org", mailbox: mailbox).walk()
+        let application = try edge.application()
+        let running = Task { try await application.runService(gracefulShutdownSignals: []) }
+        var failure: (any Error)?
+        do {
+            let http = RouteClient(port: port, visits: visits)
+            try await http.waitUntilListening()
+            try await Journey(http: http, operatorToken: operatorUser.token, operatorEmail: "user1@example.org", mailbox: mailbox).walk()
+        } catch {
+            failure = error
         }
+        // Cancelling the service's task shuts the application down gracefully.
+        running.cancel()
+        _ = await running.result
+        if let failure { throw failure }
         let missed = visits.missed(of: routes)
         #expect(missed.isEmpty, "routes no step reached: \(missed)")
         withExtendedLifetime(upstream) {}
@@ -107,26 +118,52 @@ struct Answer: CustomStringConvertible {
     }
 }
 
-/// Hummingbird's test client, recording each route it asks.
+/// An app's requests to the edge on its port (one connection each), recording each
+/// route it asks. The sockets block, so each request runs on a thread of its own, off
+/// Swift's cooperative pool, where the edge's own tasks run.
 struct RouteClient: Sendable {
-    let client: any TestClientProtocol
+    let port: Int
     let visits: RouteVisits
+
+    /// Waits (up to 20 s) until the edge answers.
+    func waitUntilListening() async throws {
+        let deadline = Date().addingTimeInterval(20)
+        while true {
+            do {
+                _ = try await Self.offThePool { [port] in try EdgeClient(port: port).get("/health/live") }
+                return
+            } catch where Date() < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
 
     func call(_ method: HTTPRequest.Method, _ path: String, token: String? = nil, json: JSONObject? = nil,
               body: Data? = nil, contentType: String? = nil, headers extra: HTTPFields = [:]) async throws -> Answer {
         visits.visit(method, path)
         var headers = extra
         if let token { headers[.authorization] = "Bearer \(token)" }
-        var bytes: ByteBuffer?
+        var sent = body
         if let json {
             headers[.contentType] = "application/json"
-            bytes = ByteBuffer(bytes: try JSONValueEncoder().encodeData(JSONValue.object(json)))
-        } else if let body {
+            sent = try JSONValueEncoder().encodeData(JSONValue.object(json))
+        } else if body != nil {
             headers[.contentType] = contentType
-            bytes = ByteBuffer(bytes: body)
         }
-        return try await client.execute(uri: path, method: method, headers: headers, body: bytes) { response in
-            Answer(status: Int(response.status.code), headers: response.headers, body: response.body)
+        let fields = headers.map { ($0.name.rawName, $0.value) }
+        let reply = try await Self.offThePool { [port, sent] in
+            try EdgeClient(port: port).send(method.rawValue, path, headers: fields, body: sent)
+        }
+        var answerHeaders = HTTPFields()
+        for (name, value) in reply.headers {
+            if let name = HTTPField.Name(name) { answerHeaders.append(HTTPField(name: name, value: value)) }
+        }
+        return Answer(status: reply.status, headers: answerHeaders, body: ByteBuffer(bytes: reply.body))
+    }
+
+    private static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
         }
     }
 }

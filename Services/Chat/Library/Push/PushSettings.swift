@@ -6,7 +6,8 @@ import Push
 ///   the team's token-signing key (`AuthKey_<id>.p8`), its key id and the team id. All
 ///   three or none; without them, pushes to Apple devices are given up (health says why).
 /// - `HEREABOUTS_APNS_URL`: one APNs host for both environments (a proxy, a test's
-///   stand-in); Apple's production and sandbox hosts by default, by each device's environment.
+///   stand-in), an `https` URL; Apple's production and sandbox hosts by default, by each
+///   device's environment.
 /// - `HEREABOUTS_VAPID_SUBJECT`: the contact push services see (`mailto:ops@example.org`
 ///   or an https URL); by default `mailto:` the mail sender's address, else the public URL.
 /// - `HEREABOUTS_WEBPUSH_HOSTS`: the push services subscriptions may point at, as host
@@ -44,8 +45,13 @@ struct PushSettings: Sendable {
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         let apnsKeys = [value("HEREABOUTS_APNS_KEY_FILE"), value("HEREABOUTS_APNS_KEY_ID"), value("HEREABOUTS_APNS_TEAM_ID")]
         if let file = apnsKeys[0], let keyID = apnsKeys[1], let teamID = apnsKeys[2] {
+            let url = value("HEREABOUTS_APNS_URL")
+            // APNs is HTTP/2 over TLS only: any other URL would fail every push, for a day each.
+            if let url, URLComponents(string: url).map({ $0.scheme?.lowercased() != "https" || ($0.host ?? "").isEmpty }) ?? true {
+                throw ConfigurationError(description: "HEREABOUTS_APNS_URL must be an https URL (https://host or https://host:port), not \(url)")
+            }
             do {
-                apns = (try APNsCredentials(keyID: keyID, teamID: teamID, keyFile: file), value("HEREABOUTS_APNS_URL"))
+                apns = (try APNsCredentials(keyID: keyID, teamID: teamID, keyFile: file), url)
             } catch {
                 throw ConfigurationError(description: "HEREABOUTS_APNS_KEY_FILE must be the .p8 key from Apple (a P-256 private key in PEM): \(file): \(error)")
             }
