@@ -29,7 +29,7 @@ public final class PushHTTP: Sendable {
     private let bases = Mutex<[String: BaseURL?]>([:])
     /// How long one push's request may take, connection included.
     let timeout: TimeAmount
-    /// How long an HTTP/2 connection stays open with no push on it.
+    /// How long a connection (HTTP/2 or HTTP/1.1) stays open with no push on it.
     let idleTimeout: TimeAmount
 
     /// - Parameter caFile: a PEM file of certificates trusted besides the system's (a
