@@ -83,17 +83,14 @@ final class HTTP1Origin: Sendable {
     /// Hands waiting requests to idle connections, and opens connections for the rest (up to the limit).
     private func dispatch() {
         let pool = pool.value
-        while !pool.waiting.isEmpty {
-            if let exchange = pool.idle.popLast() {
-                pool.busy.append(exchange)
-                exchange.send(pool.waiting.removeFirst())
-            } else if pool.open < Self.maxConnections {
-                pool.connecting += 1
-                connect()
-                return
-            } else {
-                return
-            }
+        while !pool.waiting.isEmpty, let exchange = pool.idle.popLast() {
+            pool.busy.append(exchange)
+            exchange.send(pool.waiting.removeFirst())
+        }
+        // One connection more for each request left that none being made will take.
+        while pool.waiting.count > pool.connecting, pool.open < Self.maxConnections {
+            pool.connecting += 1
+            connect()
         }
     }
 
@@ -112,7 +109,8 @@ final class HTTP1Origin: Sendable {
                 switch result {
                 case .success:
                     guard !pool.closed else { return exchange.close(because: "the push client is shut down") }
-                    pool.idle.append(exchange)
+                    // Closed already (the server hung up at once): it left the pool then; others may be needed.
+                    if !exchange.isClosed { pool.idle.append(exchange) }
                     self.dispatch()
                 case .failure(let error):
                     // The requests waiting would meet the same: they fail now and are tried again later.
@@ -159,7 +157,7 @@ extension HTTP1Origin {
         private let origin: HTTP1Origin
         private var context: ChannelHandlerContext?
         private var current: InFlight?
-        private var isClosed = false
+        private(set) var isClosed = false
 
         init(authority: String, origin: HTTP1Origin) {
             self.authority = authority
