@@ -43,9 +43,9 @@ final class HTTP1Origin: Sendable {
         eventLoop.submit {
             let pool = self.pool.value
             pool.closed = true
-            for request in pool.waiting { request.promise.fail(HTTP2Origin.Failure(description: "the push client is shut down")) }
+            for request in pool.waiting { request.promise.fail(OriginFailure.shutDown) }
             pool.waiting.removeAll()
-            for exchange in pool.idle + pool.busy { exchange.close(because: "the push client is shut down") }
+            for exchange in pool.idle + pool.busy { exchange.close(.shutDown) }
         }
     }
 
@@ -65,7 +65,7 @@ final class HTTP1Origin: Sendable {
     private func enqueue(_ request: Request) {
         let pool = pool.value
         guard !pool.closed else {
-            request.promise.fail(HTTP2Origin.Failure(description: "the push client is shut down"))
+            request.promise.fail(OriginFailure.shutDown)
             return
         }
         pool.waiting.append(request)
@@ -76,7 +76,7 @@ final class HTTP1Origin: Sendable {
         guard pool.waiting.last?.promise.futureResult === promise.futureResult else { return }
         eventLoop.assumeIsolated().scheduleTask(deadline: request.deadline) {
             guard let index = pool.waiting.firstIndex(where: { $0.promise.futureResult === promise.futureResult }) else { return }
-            pool.waiting.remove(at: index).promise.fail(HTTP2Origin.Failure(description: "no connection to \(self.authority) within the time allowed"))
+            pool.waiting.remove(at: index).promise.fail(OriginFailure(description: "no connection to \(self.authority) within the time allowed"))
         }
     }
 
@@ -108,13 +108,13 @@ final class HTTP1Origin: Sendable {
                 pool.connecting -= 1
                 switch result {
                 case .success:
-                    guard !pool.closed else { return exchange.close(because: "the push client is shut down") }
+                    guard !pool.closed else { return exchange.close(.shutDown) }
                     // Closed already (the server hung up at once): it left the pool then; others may be needed.
                     if !exchange.isClosed { pool.idle.append(exchange) }
                     self.dispatch()
                 case .failure(let error):
                     // The requests waiting would meet the same: they fail now and are tried again later.
-                    let failure = HTTP2Origin.Failure(description: "cannot connect to \(self.authority): \(error)")
+                    let failure = OriginFailure(description: "cannot connect to \(self.authority): \(error)")
                     while let request = pool.waiting.popFirst() { request.promise.fail(failure) }
                 }
             }
@@ -124,7 +124,7 @@ final class HTTP1Origin: Sendable {
     fileprivate func release(_ exchange: Exchange) {
         let pool = pool.value
         pool.busy.removeAll { $0 === exchange }
-        guard !pool.closed else { return exchange.close(because: "the push client is shut down") }
+        guard !pool.closed else { return exchange.close(.shutDown) }
         pool.idle.append(exchange)
         dispatch()
     }
@@ -170,7 +170,7 @@ extension HTTP1Origin {
 
         func send(_ request: Request) {
             guard let context, !isClosed else {
-                request.promise.fail(HTTP2Origin.Failure(description: "the connection to \(authority) closed"))
+                request.promise.fail(OriginFailure(description: "the connection to \(authority) closed"))
                 origin.forget(self)
                 return
             }
@@ -197,7 +197,7 @@ extension HTTP1Origin {
                 inFlight.keepAlive = head.isKeepAlive
                 current = inFlight
             case .body(var bytes):
-                let room = HTTP2Origin.Streams.bodyLimit - inFlight.body.count
+                let room = OriginRequest.answerBodyLimit - inFlight.body.count
                 if room > 0, let kept = bytes.readBytes(length: min(room, bytes.readableBytes)) { inFlight.body += kept }
                 current = inFlight
             case .end:
@@ -227,14 +227,18 @@ extension HTTP1Origin {
             context.fireChannelInactive()
         }
 
-        /// Fails the request on it, if any, and takes the connection out of the pool.
         func close(because reason: String) {
+            close(OriginFailure(description: reason))
+        }
+
+        /// Fails the request on it, if any, and takes the connection out of the pool.
+        func close(_ failure: OriginFailure) {
             guard !isClosed else { return }
             isClosed = true
             if let inFlight = current {
                 current = nil
                 inFlight.deadline?.cancel()
-                inFlight.request.promise.fail(HTTP2Origin.Failure(description: reason))
+                inFlight.request.promise.fail(failure)
             }
             context?.close(promise: nil)
             context = nil

@@ -23,11 +23,7 @@ import Synchronization
 final class HTTP2Origin: Sendable {
     typealias Request = OriginRequest
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-        /// The server chose HTTP/1.1 (or nothing) by ALPN: the request was not sent.
-        var notHTTP2 = false
-    }
+    typealias Failure = OriginFailure
 
     let endpoint: OriginEndpoint
     var eventLoop: any EventLoop { endpoint.eventLoop }
@@ -82,7 +78,7 @@ final class HTTP2Origin: Sendable {
     func close() -> EventLoopFuture<Void> {
         closed.withLock { $0 = true }
         return eventLoop.submit {
-            self.current.value?.close(because: "the push client is shut down")
+            self.current.value?.close(.shutDown)
             self.current.value = nil
             self.writeHandedOver()
         }
@@ -97,7 +93,7 @@ final class HTTP2Origin: Sendable {
         }
         guard !requests.isEmpty else { return }
         if closed.withLock({ $0 }) {
-            for request in requests { request.promise.fail(Failure(description: "the push client is shut down")) }
+            for request in requests { request.promise.fail(Failure.shutDown) }
             return
         }
         let connection: Connection
@@ -267,8 +263,6 @@ extension HTTP2Origin {
         }
         /// Header fields whose values differ from one push to the next.
         static let differEachTime: Set<String> = ["apns-expiration", "apns-collapse-id", "ttl", "topic"]
-        /// The most of an answer's body kept (APNs' reasons are a few dozen bytes).
-        static let bodyLimit = 4_096
         /// The connection's inbound window (HTTP/2's initial 65,535) is topped up once half of it is used.
         static let connectionWindow = 65_535
 
@@ -341,7 +335,7 @@ extension HTTP2Origin {
             case .data(let data):
                 giveBack(data.data.readableBytes + (data.paddingBytes ?? 0), context: context)
                 if case .byteBuffer(let bytes) = data.data, var stream = inFlight[id] {
-                    stream.body.append(contentsOf: bytes.readableBytesView.prefix(Self.bodyLimit - stream.body.count))
+                    stream.body.append(contentsOf: bytes.readableBytesView.prefix(OriginRequest.answerBodyLimit - stream.body.count))
                     inFlight[id] = stream
                 }
                 if data.endStream { finish(id) }

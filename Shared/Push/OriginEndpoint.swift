@@ -10,6 +10,18 @@ struct OriginRequest {
     var promise: EventLoopPromise<PushHTTP.Answer>
     /// When it fails if it has no answer.
     var deadline: NIODeadline
+
+    /// The most of an answer's body kept (APNs' and Web Push's reasons are a few dozen bytes).
+    static let answerBodyLimit = 4_096
+}
+
+/// Why a request to an origin got no answer (its push is tried again later).
+struct OriginFailure: Error, CustomStringConvertible {
+    var description: String
+    /// The server chose HTTP/1.1 (or nothing) by ALPN: the request was not sent.
+    var notHTTP2 = false
+
+    static let shutDown = OriginFailure(description: "the push client is shut down")
 }
 
 /// One HTTPS origin a push client posts to, and how its connections are made: what

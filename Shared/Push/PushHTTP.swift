@@ -95,10 +95,6 @@ public final class PushHTTP: Sendable {
     /// How many origins are known (tests).
     var originCount: Int { origins.withLock { $0.http2.count } }
 
-    struct ShutDown: Error, CustomStringConvertible {
-        var description: String { "the push client is shut down" }
-    }
-
     struct NotHTTPS: Error, CustomStringConvertible {
         var url: String
         var description: String { "\(url) is not an https URL with a host: pushes leave only over HTTPS" }
@@ -199,7 +195,7 @@ extension PushHTTP {
         let authority = "\(host):\(port)"
         return try origins.withLock { origins in
             if let origin = origins.http2[authority] { return origin }
-            guard !origins.shutDown else { throw ShutDown() }
+            guard !origins.shutDown else { throw OriginFailure.shutDown }
             let tls = try origins.http2TLS ?? context(offering: ["h2", "http/1.1"])
             let origin = HTTP2Origin(OriginEndpoint(host: host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: port,
                                                     tls: tls, timeout: timeout, idleTimeout: idleTimeout, eventLoop: anyLoop))
@@ -220,7 +216,7 @@ extension PushHTTP {
     private func http1(_ origin: HTTP2Origin) throws -> HTTP1Origin {
         return try origins.withLock { origins in
             if let known = origins.http1[ObjectIdentifier(origin)] { return known }
-            guard !origins.shutDown else { throw ShutDown() }
+            guard !origins.shutDown else { throw OriginFailure.shutDown }
             let tls = try origins.http1TLS ?? context(offering: ["http/1.1"])
             origins.http1TLS = tls
             let made = HTTP1Origin(origin.endpoint.with(tls: tls))
