@@ -19,11 +19,22 @@ private final class Router: Sendable {
     private final class Flag: Sendable { let raised = Atomic<Bool>(false) }
     private let stop = Flag()
     private let thread: ServiceThread
+    /// The context made for this router alone, terminated by `close()`.
+    private let ownContext: Context?
 
     /// Binds `endpoint` (a `*` port is chosen) and answers each request with what
     /// `answer` returns for it (nil: no answer).
-    init(_ endpoint: String, heartbeat: Int32? = nil, curve: CurveRole? = nil, context: Context = .shared,
+    /// - Parameter given: a context to share; nil for one of its own. A ROUTER closed with
+    ///   linger 0 is torn down by its context's I/O thread later, and a connection that thread
+    ///   accepted meanwhile can outlive the socket, taking requests nobody reads: with the
+    ///   shared context, `droppedTryGoesAgain`'s third router never saw its request once in
+    ///   37 runs beside two busy loops (and a whole `swift test` beside api-check hung on it).
+    ///   Terminating the router's own context on `close()` ends every connection it had
+    ///   before the next router binds the port (100 runs so since, none lost).
+    init(_ endpoint: String, heartbeat: Int32? = nil, curve: CurveRole? = nil, context given: Context? = nil,
          answer: @escaping @Sendable (_ envelope: RequestEnvelope, _ count: Int) -> Data?) throws {
+        let context = try given ?? Context()
+        ownContext = given == nil ? context : nil
         let bound = Mutex<Result<String, any Error>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let stop = self.stop
@@ -65,12 +76,18 @@ private final class Router: Sendable {
             }
         }
         ready.wait()
-        self.endpoint = try bound.withLock { try $0!.get() }
+        do {
+            self.endpoint = try bound.withLock { try $0!.get() }
+        } catch {
+            ownContext?.terminate()
+            throw error
+        }
     }
 
     func close() {
         stop.raised.store(true, ordering: .relaxed)
         thread.join()
+        ownContext?.terminate()
     }
 
     static func echo(_ envelope: RequestEnvelope, _: Int) -> Data? {
@@ -115,6 +132,19 @@ private func freedEndpoint() throws -> String {
     try probe.bind("tcp://127.0.0.1:*")
     defer { probe.close() }
     return probe.lastEndpoint
+}
+
+/// Waits until the ids a test's service saw meet `condition`; fails the test after `seconds` (a request the
+/// link never delivered would otherwise keep the test waiting for ever).
+private func waitUntil(_ what: String, seen: borrowing Mutex<[String]>, seconds: Double = 10,
+                       _ condition: ([String]) -> Bool) async throws {
+    let deadline = ProcessInfo.processInfo.systemUptime + seconds
+    while !seen.withLock({ condition($0) }) {
+        guard ProcessInfo.processInfo.systemUptime < deadline else {
+            throw ZMTPProtocolError(description: "not within \(seconds) s: \(what); the service saw \(seen.withLock { $0 })")
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
 }
 
 private func call(_ link: ZMTPLink, _ frames: [Data], id: String, tries: Int = 1) async -> Result<[Data], any Error> {
@@ -366,7 +396,7 @@ struct ZMTPAwayTests {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let link = try ZMTPLink(service: "toy", endpoint: endpoint, timeout: 30, group: group)
         async let answer = call(link, request("dropped"), id: "dropped", tries: 2)
-        while seen.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil("the first service took the request", seen: seen) { !$0.isEmpty }
         router.close()
         let restarted = ProcessInfo.processInfo.systemUptime
         router = try Router(endpoint) { envelope, count in
@@ -385,7 +415,7 @@ struct ZMTPAwayTests {
             return nil
         }
         async let lastTry = call(link, request("last"), id: "last", tries: 1)
-        while !seen.withLock({ $0.contains("last") }) { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil("the third service took the request", seen: seen) { $0.contains("last") }
         router.close()
         let dropped = ProcessInfo.processInfo.systemUptime
         if case .failure(let error as ServiceError) = await lastTry { #expect(error.code == .unavailable) } else { Issue.record("answered") }
