@@ -5,13 +5,36 @@
 # second crash fails the run. (Three CI runs crashed in Foundation's `Process.run()`,
 # which over-reads /proc/self/fd's entries with ~1,360 descriptors open; the tests
 # spawn their children with `Spawn` since, and no other crash has been seen.)
+#
+# A run that has not ended after SWIFT_TEST_MINUTES (default 30; a whole run takes 5-8
+# here) is stopped and fails, naming the tests that started and did not end: a test
+# waiting for ever would otherwise hold CI until its own limit, saying nothing. The
+# output is line-buffered (stdbuf) so that the log holds every line written before then.
 set -u
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+minutes=${SWIFT_TEST_MINUTES:-30}
 for attempt in 1 2; do
-    swift test --skip-build 2>&1 | tee "$log"
+    # timeout signals its whole process group: swift-test and the test process it started.
+    timeout --kill-after=10 "${minutes}m" stdbuf -oL -eL swift test --skip-build 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
     [ "$status" -eq 0 ] && exit 0
+    if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+        echo "=== swift test: stopped after $minutes minutes; started and not ended: ==="
+        python3 - "$log" <<'PY'
+import re, sys
+started, ended = [], set()
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    if m := re.search(r'Test "(.*)" started\.', line):
+        started.append(m.group(1))
+    elif m := re.search(r'Test "(.*)" (passed|failed|skipped)', line):
+        ended.add(m.group(1))
+for name in started:
+    if name not in ended:
+        print("  " + name)
+PY
+        exit 1
+    fi
     if ! grep -q "exited with unexpected signal code" "$log"; then
         exit "$status"
     fi
