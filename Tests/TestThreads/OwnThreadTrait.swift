@@ -9,7 +9,9 @@ import Testing
 /// cooperative thread for minutes in CI, and the async work of every other test (a
 /// WebSocket client's reads, a renewal) waited, so its deadlines passed. Under this
 /// trait a test holds no cooperative thread, and `TestSlots` keeps as many tests
-/// running at once as the cooperative threads used to allow.
+/// running at once as the cooperative threads used to allow. A `.timeLimit` on such a
+/// test counts the time it waits for its slot too (Swift Testing's clock starts first):
+/// in a whole run that wait is minutes.
 ///
 ///     @Suite("…", .ownThread) struct SomeTests { … }
 public struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
