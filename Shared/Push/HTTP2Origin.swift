@@ -23,8 +23,6 @@ import Synchronization
 final class HTTP2Origin: Sendable {
     typealias Request = OriginRequest
 
-    typealias Failure = OriginFailure
-
     let endpoint: OriginEndpoint
     var eventLoop: any EventLoop { endpoint.eventLoop }
     private var authority: String { endpoint.authority }
@@ -93,7 +91,7 @@ final class HTTP2Origin: Sendable {
         }
         guard !requests.isEmpty else { return }
         if closed.withLock({ $0 }) {
-            for request in requests { request.promise.fail(Failure.shutDown) }
+            for request in requests { request.promise.fail(OriginFailure.shutDown) }
             return
         }
         let connection: Connection
@@ -102,7 +100,7 @@ final class HTTP2Origin: Sendable {
         } else if !speaksHTTP2 {
             // Handed over before a handshake said the server refuses HTTP/2: they go over HTTP/1.1
             // (`PushHTTP`) without another TLS handshake to hear it again.
-            let refused = Failure(description: "\(authority) does not speak HTTP/2", notHTTP2: true)
+            let refused = OriginFailure(description: "\(authority) does not speak HTTP/2", notHTTP2: true)
             for request in requests { request.promise.fail(refused) }
             return
         } else {
@@ -204,10 +202,10 @@ extension HTTP2Origin {
         }
 
         func close(because reason: String) {
-            close(Failure(description: reason))
+            close(OriginFailure(description: reason))
         }
 
-        func close(_ failure: Failure) {
+        func close(_ failure: OriginFailure) {
             isUsable = false
             sweep?.cancel()
             sweep = nil
@@ -288,7 +286,7 @@ extension HTTP2Origin {
             for request in requests {
                 // Stream ids are odd and only grow; near the end of them the next request opens a new connection.
                 guard nextStream < Int32.max - 2 else {
-                    request.promise.fail(Failure(description: "the connection used up its stream ids"))
+                    request.promise.fail(OriginFailure(description: "the connection used up its stream ids"))
                     connection.retire()
                     continue
                 }
@@ -353,7 +351,7 @@ extension HTTP2Origin {
         func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
             if case .handshakeCompleted(let negotiated) = event as? TLSUserEvent, negotiated != "h2" {
                 connection.alpn.refusedHTTP2.withLock { $0 = true }
-                connection.close(Failure(description: "\(authority) does not speak HTTP/2 (ALPN: \(negotiated ?? "none"))", notHTTP2: true))
+                connection.close(OriginFailure(description: "\(authority) does not speak HTTP/2 (ALPN: \(negotiated ?? "none"))", notHTTP2: true))
                 return
             }
             if let closed = event as? StreamClosedEvent {
@@ -399,7 +397,7 @@ extension HTTP2Origin {
             if failure == nil, let status = stream.status {
                 stream.request.promise.succeed(PushHTTP.Answer(status: status, headers: stream.headers, body: stream.body))
             } else {
-                stream.request.promise.fail(Failure(description: failure ?? "the stream ended without an answer"))
+                stream.request.promise.fail(OriginFailure(description: failure ?? "the stream ended without an answer"))
             }
             if inFlight.isEmpty { connection.closeIfDone() }
         }
@@ -414,7 +412,7 @@ extension HTTP2Origin {
 
         var hasInFlight: Bool { !inFlight.isEmpty }
 
-        func failAll(_ failure: Failure) {
+        func failAll(_ failure: OriginFailure) {
             let all = inFlight
             inFlight = [:]
             for stream in all.values { stream.request.promise.fail(failure) }

@@ -141,7 +141,7 @@ public final class PushHTTP: Sendable {
         let bytes = ByteBuffer(bytes: body)
         guard origin.speaksHTTP2 else { return postHTTP1(to: origin, path, headers: headers, body: bytes) }
         return origin.post(path, headers: headers, body: bytes).flatMapError { error in
-            guard let failure = error as? HTTP2Origin.Failure, failure.notHTTP2 else { return origin.eventLoop.makeFailedFuture(error) }
+            guard let failure = error as? OriginFailure, failure.notHTTP2 else { return origin.eventLoop.makeFailedFuture(error) }
             return self.postHTTP1(to: origin, path, headers: headers, body: bytes)
         }
     }
