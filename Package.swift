@@ -201,11 +201,10 @@ let package = Package(
         .target(
             name: "Auth",
             dependencies: [
-                "ServiceKit", "Contracts", "Wire", "Imaging", "Mail",
+                "ServiceKit", "Contracts", "Wire", "Imaging", "Mail", "CSodium",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],
             path: "Services/Auth/Library",
@@ -423,6 +422,8 @@ let package = Package(
                 "Contracts",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // BoringSSL's scrypt: the implementation the password hashes were made with before.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: swiftSettings

@@ -28,7 +28,7 @@ public final class EdgeStack {
                            "HEREABOUTS_DATA_DIR": directory.appendingPathComponent("data").path,
                            "HEREABOUTS_EDGE_LISTEN": "127.0.0.1:\(port)",
                            "HEREABOUTS_EDGE_METRICS_LISTEN": "127.0.0.1:\(metricsPort)",
-                           // Debug builds: a registration's scrypt alone takes seconds.
+                           // Registrations wait for scrypt (~0.4 s each) behind a whole suite's.
                            "HEREABOUTS_EDGE_SERVICE_TIMEOUT": "60",
                            // Tests send from one address faster than a person would.
                            "HEREABOUTS_EDGE_RATE_LIMIT": "0"]

@@ -55,7 +55,7 @@ struct HereTests {
             }
             return false
         }
-        // Seeding the demo registers seven accounts (scrypt, in a debug build) after the
+        // Seeding the demo registers seven accounts (scrypt, ~0.4 s each) after the
         // services are up: with the other system tests running beside it, minutes.
         try #require(logContains("all services ready", within: 240), "\(up.logText)")
         #expect(up.logText.split(separator: "\n").filter { $0.contains("  ready  v") }.count == 5)

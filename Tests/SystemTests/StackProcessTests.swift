@@ -32,9 +32,9 @@ struct StackProcessTests {
             processes.append(process)
             try #require(waitUntilHealthy(service: service, endpoint: endpoints[service]!, timeout: 30), "\(process.logText)")
         }
-        // A generous timeout: these are debug builds, where scrypt (BoringSSL at -O0)
-        // takes 2.5 s per registration on an idle machine, and CI runs other tests
-        // beside this one (a 5 s timeout failed there once).
+        // A generous timeout: CI runs other tests beside this one, and a 5 s timeout
+        // failed there once (when a debug build's scrypt, BoringSSL at -O0, took 2.5 s
+        // a registration; libsodium's takes about 0.4 s in any build).
         func client(_ service: String) -> ServiceClient {
             ServiceClient(service: service, endpoint: endpoints[service]!, timeout: 30, tries: 1)
         }

@@ -108,7 +108,7 @@ public struct EdgeSettings: Sendable {
                                                 default: 10, in: 1...3600))
         bodyTimeout = Double(try Self.integer(value("BODY_TIMEOUT"), name: "HEREABOUTS_EDGE_BODY_TIMEOUT", default: 60, in: 1...3600))
         watchRenewal = Double(try Self.integer(value("WATCH_RENEW"), name: "HEREABOUTS_EDGE_WATCH_RENEW", default: 240, in: 1...540))
-        // Each try; a debug build's registration (scrypt at -O0) can take seconds.
+        // Each try; a registration waits for scrypt (~0.4 s) behind other logins.
         serviceTimeout = Double(try Self.integer(value("SERVICE_TIMEOUT"), name: "HEREABOUTS_EDGE_SERVICE_TIMEOUT",
                                                  default: 5, in: 1...300))
         serviceTries = 2
