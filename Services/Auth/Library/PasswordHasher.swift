@@ -70,7 +70,7 @@ struct PasswordHasher: Sendable {
     /// a hash there against 0.35-0.38 s. Both give the same bytes (RFC 7914's vectors;
     /// `PasswordHasherTests`), so hashes stored before still verify.
     static func derive(_ password: String, salt: Data, parameters: ScryptParameters,
-                               outputBytes: Int = hashBytes) throws -> Data {
+                       outputBytes: Int = hashBytes) throws -> Data {
         guard sodiumReady else { throw PasswordHashFailure(description: "libsodium could not start") }
         // The same password typed on different keyboards can differ in composition.
         let normalized = Array(password.precomposedStringWithCanonicalMapping.utf8)
