@@ -36,7 +36,7 @@ struct PasswordHasherTests {
         let before = try KDF.Scrypt.deriveKey(from: Data(password.utf8), salt: salt, outputByteCount: 32,
                                               rounds: 1 << parameters.logN, blockSize: parameters.r,
                                               parallelism: parameters.p)
-        let stored = Self.stored(salt: salt, digest: before.withUnsafeBytes { Data($0) }, logN: 12, r: 8, p: 1)
+        let stored = PasswordHasher.stored(parameters, salt: salt, digest: before.withUnsafeBytes { Data($0) })
         #expect(hasher.verify(password, against: stored))
         #expect(hasher.verify("cafe\u{301} au lait", against: stored), "a decomposed é is the same password")
         #expect(!hasher.verify("cafe au lait", against: stored))
@@ -66,9 +66,5 @@ struct PasswordHasherTests {
                        with(1, "bcrypt"), with(3, "not base64!"), "", "$scrypt$", hasher.decoy()] {
             #expect(!hasher.verify("secret", against: stored), "\(stored)")
         }
-    }
-
-    private static func stored(salt: Data, digest: Data, logN: Int, r: Int, p: Int) -> String {
-        "$scrypt$ln=\(logN),r=\(r),p=\(p)$\(Base64URL.encode(salt))$\(Base64URL.encode(digest))"
     }
 }

@@ -31,20 +31,25 @@ struct PasswordHasher: Sendable {
     }
 
     func hash(_ password: String) throws -> String {
-        var generator = SystemRandomNumberGenerator()
-        let salt = (0..<Self.saltBytes).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let derived = try Self.derive(password, salt: Data(salt), parameters: parameters)
-        return "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$\(Base64URL.encode(salt))$\(Base64URL.encode(derived))"
+        let salt = Self.randomBytes(Self.saltBytes)
+        return Self.stored(parameters, salt: salt, digest: try Self.derive(password, salt: Data(salt), parameters: parameters))
     }
 
     /// A stored-hash value that no password matches but that costs as much to check
     /// as a real one: compared against when a login names no account, so a failed
     /// login takes as long either way.
     func decoy() -> String {
+        Self.stored(parameters, salt: Self.randomBytes(Self.saltBytes), digest: Self.randomBytes(Self.hashBytes))
+    }
+
+    /// The stored form `verify` reads.
+    static func stored(_ parameters: ScryptParameters, salt: some DataProtocol, digest: some DataProtocol) -> String {
+        "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$\(Base64URL.encode(salt))$\(Base64URL.encode(digest))"
+    }
+
+    private static func randomBytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
-        let salt = (0..<Self.saltBytes).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let digest = (0..<Self.hashBytes).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$\(Base64URL.encode(salt))$\(Base64URL.encode(digest))"
+        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
     }
 
     /// Whether `password` matches `stored`; false for a stored value this hasher
