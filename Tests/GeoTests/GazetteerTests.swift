@@ -44,6 +44,36 @@ struct GazetteerTests {
         #expect(first("Утрехт") == "Utrecht NL")
     }
 
+    /// The words of `text` as `TextTerms` defines them: folded (`fold`), split at every
+    /// character that is no part of a word (`isWordCharacter`).
+    private static func definedWords(_ text: String) -> [String] {
+        TextTerms.fold(text).unicodeScalars.split { !TextTerms.isWordCharacter($0) }.map { String(String.UnicodeScalarView($0)) }
+    }
+
+    @Test("a name's key is its words as folding defines them, one space between: for every name in the shipped files and awkward text")
+    func keys() throws {
+        let file = try Gazetteer.defaultFile()
+        var names = ["", "  ", "-", "  Café--Bar  Köln ", "'s-Gravenhage", "İstanbul", "Straße", "½ Ⅻ", "e\u{301}", "\u{301}x",
+                     "Ｋöln", "Den\u{00A0}Haag", "科隆 市", "🇳🇱 Amsterdam!", "São\tPaulo\n", "ÆØÅ æøå", "Ελλάδα", "Кёльн-2"]
+        for url in [file, GazetteerFile.companion(of: file)] {
+            let text = String(decoding: try Gunzip.inflate(try Data(contentsOf: url)), as: UTF8.self)
+            for line in text.split(separator: "\n") {
+                let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+                switch fields.first {
+                case "P": names += [String(fields[2])] + fields[10].split(separator: "|").map(String.init)
+                case "T": names.append(String(fields[4]))
+                default: continue
+                }
+            }
+        }
+        #expect(names.count > 250_000)
+        for name in names {
+            let words = Self.definedWords(name)
+            #expect(TextTerms.key(name) == Array(words.joined(separator: " ").utf8), "\(name)")
+            #expect(TextTerms.words(name) == words, "\(name)")
+        }
+    }
+
     @Test("prefixes match; the whole name beats a prefix, the own name an alternate one, the start a later word; then population")
     func ranking() throws {
         #expect(first("Utrec") == "Utrecht NL")

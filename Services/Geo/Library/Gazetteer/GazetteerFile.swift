@@ -38,9 +38,10 @@ enum GazetteerFile {
         // A section's town, by geonameid (the 12th field of a P record).
         var townIds: [String?] = []
         var translations = Translations()
-        var translatedPlaceNames: [String: [String]] = [:]
-        // Each tag as written, to its lowercased lookup form; nil when it is no BCP 47 tag.
-        var tags: [String: String?] = [:]
+        // Places' names in other languages, by their key's number in `translations`.
+        var translatedPlaceNames: [[String]] = []
+        // Each tag as written, to its numbers in `translations`; nil when it is no BCP 47 tag.
+        var tags: [String: Translations.Tag?] = [:]
 
         init() {
             places.reserveCapacity(35_000)
@@ -53,6 +54,18 @@ enum GazetteerFile {
             var fields: [Range<Int>] = []
             fields.reserveCapacity(12)
             func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
+            // The non-empty parts of a field, split at a byte (a String splits by Characters,
+            // finding where each one ends).
+            func texts(_ range: Range<Int>, separatedBy separator: UInt8) -> [String] {
+                var parts: [String] = []
+                var partStart = range.lowerBound
+                for index in range where bytes[index] == separator {
+                    if index > partStart { parts.append(text(partStart..<index)) }
+                    partStart = index + 1
+                }
+                if partStart < range.upperBound { parts.append(text(partStart..<range.upperBound)) }
+                return parts
+            }
 
             var lineNumber = 0, start = 0
             while start < bytes.count {
@@ -71,14 +84,22 @@ enum GazetteerFile {
                 let record = fields[0].count == 1 ? bytes[start] : 0
                 switch (record, fields.count) {
                 case (UInt8(ascii: "T"), 5):
-                    let tag = text(fields[1])
-                    let lookup = tags[tag] ?? { let lookup = LanguageTag(tag).map { _ in tag.lowercased() }; tags[tag] = lookup; return lookup }()
-                    guard let lookup, let kind = Translations.Kind(letter: bytes[fields[2].lowerBound]), fields[2].count == 1 else {
-                        throw GazetteerError.malformed(line: lineNumber, "a translation needs a language tag and a kind of C, N, M or P")
+                    let written = text(fields[1])
+                    let tag = tags[written] ?? {
+                        let tag = LanguageTag(written).flatMap { _ in translations.tag(written, lookupTag: written.lowercased()) }
+                        tags[written] = tag
+                        return tag
+                    }()
+                    guard let tag, let kind = Translations.Kind(letter: bytes[fields[2].lowerBound]), fields[2].count == 1 else {
+                        throw GazetteerError.malformed(
+                            line: lineNumber, "a translation needs a language tag (of at most 65,535 in a file) and a kind of C, N, M or P")
                     }
-                    let key = text(fields[3]), name = text(fields[4])
-                    translations.add(kind, key: key, tag: tag, lookupTag: lookup, name: name)
-                    if kind == .place { translatedPlaceNames[key, default: []].append(name) }
+                    let name = text(fields[4])
+                    guard let keyNumber = translations.add(kind, key: text(fields[3]), tag: tag, name: name), kind == .place else { continue }
+                    if keyNumber >= translatedPlaceNames.count {
+                        translatedPlaceNames.append(contentsOf: repeatElement([], count: keyNumber + 1 - translatedPlaceNames.count))
+                    }
+                    translatedPlaceNames[keyNumber].append(name)
                 case (UInt8(ascii: "P"), 11), (UInt8(ascii: "P"), 12):
                     guard let lat = Double(text(fields[6])), let lon = Double(text(fields[7])), let population = Int(text(fields[8])) else {
                         throw GazetteerError.malformed(line: lineNumber, "a place needs numbers for lat, lon and population")
@@ -86,7 +107,7 @@ enum GazetteerFile {
                     places.append(Place(id: text(fields[1]), name: text(fields[2]), nameLang: text(fields[3]), countryCode: text(fields[4]),
                                         admin1: fields[5].isEmpty ? nil : text(fields[5]), lat: lat, lon: lon, population: population,
                                         timezone: text(fields[9])))
-                    alternates.append(fields[10].isEmpty ? [] : text(fields[10]).split(separator: "|").map(String.init))
+                    alternates.append(texts(fields[10], separatedBy: UInt8(ascii: "|")))
                     townIds.append(fields.count == 12 && !fields[11].isEmpty ? text(fields[11]) : nil)
                 case (UInt8(ascii: "N"), 3):
                     continents[text(fields[1])] = text(fields[2])
@@ -113,7 +134,9 @@ enum GazetteerFile {
                     continent: row[8], continentName: continentName)
             }
             return Gazetteer(places: places, alternateNames: alternates,
-                             translatedNames: places.map { translatedPlaceNames[$0.id] ?? [] },
+                             translatedNames: places.map { place in
+                                 translations.keyNumber(place.id).map { $0 < translatedPlaceNames.count ? translatedPlaceNames[$0] : [] } ?? []
+                             },
                              towns: townIds.map { $0.flatMap { slots[$0] } }, countries: countries, translations: translations)
         }
     }

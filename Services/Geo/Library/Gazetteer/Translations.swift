@@ -61,27 +61,47 @@ struct Translations: Sendable {
         bytes.reserveCapacity(count * 12)
     }
 
-    /// `lookupTag` is `tag` lowercased, as `LanguageTag.lookupChain` spells tags. A
-    /// second name under the same kind, key and tag replaces the first.
-    mutating func add(_ kind: Kind, key: String, tag: String, lookupTag: String, name: String) {
-        let utf8 = Array(name.utf8)
-        // Bounds far past the shipped file's (a few hundred tags, 35,000 keys): a file
-        // beyond them loses the names past them rather than trapping.
-        guard utf8.count <= Int(UInt16.max), bytes.count + utf8.count <= Int(UInt32.max), keys.count < Int(UInt32.max),
-              lookupTags.count < Int(UInt16.max), writtenTags.count < Int(UInt16.max) else { return }
-        let keyNumber = keys[key] ?? { let number = UInt32(keys.count); keys[key] = number; return number }()
-        let lookupNumber = lookupTags[lookupTag] ?? { let number = UInt16(lookupTags.count); lookupTags[lookupTag] = number; return number }()
-        let writtenNumber = writtenTagNumbers[tag] ?? {
+    /// A language tag's numbers: as look-ups spell it and as the data writes it.
+    struct Tag: Sendable {
+        fileprivate let lookup: UInt16
+        fileprivate let written: UInt16
+    }
+
+    /// Numbers `tag` once, for every name under it: `lookupTag` is `tag` lowercased, as
+    /// `LanguageTag.lookupChain` spells tags. Nil past 65,535 tags (the shipped file
+    /// has a few hundred): names under such a tag are left out rather than trapping.
+    mutating func tag(_ tag: String, lookupTag: String) -> Tag? {
+        guard lookupTags.count < Int(UInt16.max), writtenTags.count < Int(UInt16.max) else { return nil }
+        let lookup = lookupTags[lookupTag] ?? { let number = UInt16(lookupTags.count); lookupTags[lookupTag] = number; return number }()
+        let written = writtenTagNumbers[tag] ?? {
             let number = UInt16(writtenTags.count)
             writtenTags.append(tag)
             writtenTagNumbers[tag] = number
             return number
         }()
-        entries.append(Entry(packed: Self.pack(kind, keyNumber, lookupNumber), offset: UInt32(bytes.count),
-                             length: UInt16(utf8.count), writtenTag: writtenNumber))
+        return Tag(lookup: lookup, written: written)
+    }
+
+    /// Adds a name, and gives its key's number (`keyNumber`), or nil when the name is
+    /// left out. A second name under the same kind, key and tag replaces the first.
+    @discardableResult
+    mutating func add(_ kind: Kind, key: String, tag: Tag, name: String) -> Int? {
+        let utf8 = name.utf8
+        // Bounds far past the shipped file's (35,000 keys, 3 MB of names): a file beyond
+        // them loses the names past them rather than trapping.
+        guard utf8.count <= Int(UInt16.max), bytes.count + utf8.count <= Int(UInt32.max), keys.count < Int(UInt32.max) else {
+            return nil
+        }
+        let keyNumber = keys[key] ?? { let number = UInt32(keys.count); keys[key] = number; return number }()
+        entries.append(Entry(packed: Self.pack(kind, keyNumber, tag.lookup), offset: UInt32(bytes.count),
+                             length: UInt16(utf8.count), writtenTag: tag.written))
         bytes.append(contentsOf: utf8)
         sealed = false
+        return Int(keyNumber)
     }
+
+    /// The number `add` gave `key`; nil for a key with no name.
+    func keyNumber(_ key: String) -> Int? { keys[key].map(Int.init) }
 
     /// Sorts the entries for look-ups, the later of two names for the same kind, key
     /// and tag kept; called once all are added.
