@@ -34,12 +34,15 @@ extension Trait where Self == OwnThreadTrait {
     public static var ownThread: Self { OwnThreadTrait() }
 }
 
-/// How many `.ownThread` tests run at once: `HEREABOUTS_TEST_WIDTH`, else twice the
-/// cores (blocked tests mostly wait on processes, which then use the cores).
+/// How many `.ownThread` tests run at once: `HEREABOUTS_TEST_WIDTH`, else three times
+/// the cores. Blocked tests mostly wait on processes, which then use the cores: with
+/// twice the cores a whole run kept 1.6 of 2 cores busy and took 283-291 s, with three
+/// times 251-258 s (BENCHMARKS.md, "The developer's loop"); with four times a start-up
+/// deadline of 4 s was missed.
 actor TestSlots {
     static let shared = TestSlots(
         width: ProcessInfo.processInfo.environment["HEREABOUTS_TEST_WIDTH"].flatMap(Int.init)
-            ?? 2 * ProcessInfo.processInfo.activeProcessorCount)
+            ?? 3 * ProcessInfo.processInfo.activeProcessorCount)
 
     private let width: Int
     private var running = 0
