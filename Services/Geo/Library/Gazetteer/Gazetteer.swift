@@ -50,7 +50,7 @@ public final class Gazetteer: Sendable {
     /// word), then by population, then by id.
     func search(_ query: String, countryCode: String? = nil, limit: Int, in language: LanguageTag? = nil) -> [Place] {
         var best: [Int: PlaceNames.Quality] = [:]
-        names.forEachMatch(of: PlaceNames.key(query)) { place, quality in
+        names.forEachMatch(of: TextTerms.key(query)) { place, quality in
             if let countryCode, places[place].countryCode != countryCode { return }
             if let known = best[place], known <= quality { return }
             best[place] = quality

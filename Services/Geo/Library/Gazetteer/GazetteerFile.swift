@@ -39,7 +39,7 @@ enum GazetteerFile {
         var townIds: [String?] = []
         var translations = Translations()
         // Places' names in other languages, by their key's number in `translations`.
-        var translatedPlaceNames: [[String]] = []
+        var translatedPlaceNames: [Int: [String]] = [:]
         // Each tag as written, to its numbers in `translations`; nil when it is no BCP 47 tag.
         var tags: [String: Translations.Tag?] = [:]
 
@@ -96,10 +96,7 @@ enum GazetteerFile {
                     }
                     let name = text(fields[4])
                     guard let keyNumber = translations.add(kind, key: text(fields[3]), tag: tag, name: name), kind == .place else { continue }
-                    if keyNumber >= translatedPlaceNames.count {
-                        translatedPlaceNames.append(contentsOf: repeatElement([], count: keyNumber + 1 - translatedPlaceNames.count))
-                    }
-                    translatedPlaceNames[keyNumber].append(name)
+                    translatedPlaceNames[keyNumber, default: []].append(name)
                 case (UInt8(ascii: "P"), 11), (UInt8(ascii: "P"), 12):
                     guard let lat = Double(text(fields[6])), let lon = Double(text(fields[7])), let population = Int(text(fields[8])) else {
                         throw GazetteerError.malformed(line: lineNumber, "a place needs numbers for lat, lon and population")
@@ -134,9 +131,7 @@ enum GazetteerFile {
                     continent: row[8], continentName: continentName)
             }
             return Gazetteer(places: places, alternateNames: alternates,
-                             translatedNames: places.map { place in
-                                 translations.keyNumber(place.id).map { $0 < translatedPlaceNames.count ? translatedPlaceNames[$0] : [] } ?? []
-                             },
+                             translatedNames: places.map { translations.keyNumber($0.id).flatMap { translatedPlaceNames[$0] } ?? [] },
                              towns: townIds.map { $0.flatMap { slots[$0] } }, countries: countries, translations: translations)
         }
     }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Every name of every place as a sorted list of search keys, for prefix lookups.
 ///
-/// A key is a name's words (folded as `TextTerms` folds them) joined by one space,
+/// A key is a name's words joined by one space (`TextTerms.key`),
 /// so "'s-Gravenhage", "S Gravenhage" and "s gravenhage" are the same key. Besides
 /// each whole name, the name from each later word on is a key too, so "york" finds
 /// "New York City" — ranked below names that start with it.
@@ -41,7 +41,7 @@ struct PlaceNames: Sendable {
         entries.reserveCapacity(placeCount * 14)
         for place in 0..<placeCount {
             for (index, name) in names(place).enumerated() {
-                let key = Self.key(name)
+                let key = TextTerms.key(name)
                 guard !key.isEmpty, key.count <= Int(UInt16.max) else { continue }
                 let offset = bytes.count
                 bytes.append(contentsOf: key)
@@ -78,9 +78,6 @@ struct PlaceNames: Sendable {
         }
         return head
     }
-
-    /// The key of a name or a query: its folded words, joined by one space.
-    static func key(_ text: String) -> [UInt8] { TextTerms.key(text) }
 
     var count: Int { entries.count }
 
