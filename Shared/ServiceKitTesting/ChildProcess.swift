@@ -25,6 +25,14 @@ public final class ChildProcess {
         return dir
     }
 
+    /// What the tests' stacks add to their services' environment: password hashes at
+    /// scrypt's lowest cost (~3 ms a hash instead of ~0.35 s), because the suite registers
+    /// and logs in users by the hundred and the standard cost was a fifth of its CPU.
+    /// Not applied by `init` (benchmarks measure the real cost): a test that hashes
+    /// through a service process merges it, and one about the cost itself (a flood of
+    /// registrations against the hashing threads) leaves it out.
+    public static let testSettings: [String: String] = ["HEREABOUTS_AUTH_PASSWORD_COST": "10"]
+
     public init(_ executable: String, arguments: [String], environment: [String: String] = [:], log: URL) throws {
         let path = Self.binDirectory.appendingPathComponent(executable)
         guard FileManager.default.isExecutableFile(atPath: path.path) else {

@@ -31,6 +31,9 @@ export HEREABOUTS_DATA_DIR=$work/data XDG_CONFIG_HOME=$work/config HEREABOUTS_BI
 export HEREABOUTS_EDGE_LISTEN=127.0.0.1:$port HEREABOUTS_EDGE_RATE_LIMIT=0 HEREABOUTS_EDGE_SERVICE_TIMEOUT=60
 # One address sends every request here: the per-address budget of new accounts would refuse most registrations.
 export HEREABOUTS_AUTH_ACCOUNTS_PER_ADDRESS=0 HEREABOUTS_EDGE_METRICS_LISTEN=off
+# Password hashes at scrypt's lowest cost, as in the Swift tests' stacks: the fuzzer registers and logs in
+# again and again, and at the standard cost (~0.35 s each) auth's hashing takes CPU from the steps beside it.
+export HEREABOUTS_AUTH_PASSWORD_COST=10
 for service in AUTH CATALOGUE GEO FAVOURITES CHAT; do
     lower=$(echo "$service" | tr 'A-Z' 'a-z')
     export HEREABOUTS_${service}_ENDPOINT=ipc://$work/$lower.sock HEREABOUTS_${service}_EVENTS=ipc://$work/$lower-events.sock

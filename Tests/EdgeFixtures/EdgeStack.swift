@@ -28,7 +28,8 @@ public final class EdgeStack {
                            "HEREABOUTS_DATA_DIR": directory.appendingPathComponent("data").path,
                            "HEREABOUTS_EDGE_LISTEN": "127.0.0.1:\(port)",
                            "HEREABOUTS_EDGE_METRICS_LISTEN": "127.0.0.1:\(metricsPort)",
-                           // Registrations wait for scrypt (~0.4 s each) behind a whole suite's.
+                           // Registrations wait for scrypt behind a whole suite's (and the
+                           // flood test's hashes have the standard cost, ~0.4 s each).
                            "HEREABOUTS_EDGE_SERVICE_TIMEOUT": "60",
                            // Tests send from one address faster than a person would.
                            "HEREABOUTS_EDGE_RATE_LIMIT": "0"]
@@ -36,6 +37,7 @@ public final class EdgeStack {
             environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
             environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
         }
+        environment.merge(ChildProcess.testSettings) { $1 }
         environment.merge(extra) { $1 }
         self.environment = environment
         up = try ChildProcess("here", arguments: ["up"] + arguments, environment: environment,

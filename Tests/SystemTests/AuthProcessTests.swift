@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import GRDB
 import ServiceClient
 import ServiceKitTesting
 import TestThreads
@@ -8,7 +9,7 @@ import Wire
 
 @Suite("The auth-service executable", .serialized, .ownThread)
 struct AuthProcessTests {
-    @Test("it starts, serves accounts, stops on SIGTERM, and keeps its users and key across a restart")
+    @Test("it starts, serves accounts, stops on SIGTERM, and keeps its users and key across a restart; HEREABOUTS_AUTH_PASSWORD_COST sets new hashes' cost")
     func lifecycle() throws {
         let directory = URL(fileURLWithPath: "/tmp/hb-sys-\(Identifier.random(count: 8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -19,7 +20,9 @@ struct AuthProcessTests {
         // The data directory comes from the environment, as `here up` passes it.
         let environment = ["HEREABOUTS_DATA_DIR": directory.path]
 
-        let first = try ChildProcess("auth-service", arguments: arguments, environment: environment,
+        // The first start hashes at a cost below the standard, and says so.
+        let first = try ChildProcess("auth-service", arguments: arguments,
+                                       environment: environment.merging(["HEREABOUTS_AUTH_PASSWORD_COST": "11"]) { $1 },
                                        log: directory.appendingPathComponent("auth-1.log"))
         #expect(waitUntilHealthy(service: "auth", endpoint: endpoint), "\(first.logText)")
         let client = ServiceClient(service: "auth", endpoint: endpoint, timeout: 30, tries: 1)
@@ -31,6 +34,8 @@ struct AuthProcessTests {
         #expect(first.process.terminationStatus == 0, "\(first.logText)")
         #expect(seconds < 5, "SIGTERM took \(seconds) s")
         #expect(first.logText.contains("auth stopped"))
+        #expect(first.logText.contains("HEREABOUTS_AUTH_PASSWORD_COST=11") && first.logText.contains("not for real accounts"),
+                "\(first.logText)")
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("auth.sqlite").path))
 
         let second = try ChildProcess("auth-service", arguments: arguments, environment: environment,
@@ -42,6 +47,16 @@ struct AuthProcessTests {
         #expect(try client.call(AuthAPI.me, Empty(), token: session.accessToken).user.id == session.user.id)
         let login = try client.call(AuthAPI.login, LoginRequest(login: "sys@example.org", password: "password1"))
         #expect(login.user.id == session.user.id)
+        // The second start has the standard cost and says nothing of it; the first
+        // hash kept its own cost (and still verified, above), a new one has the standard.
+        #expect(!second.logText.contains("HEREABOUTS_AUTH_PASSWORD_COST"), "\(second.logText)")
+        _ = try client.call(AuthAPI.register, RegisterRequest(email: "later@example.org", password: "password1"))
+        let hashes = try DatabaseQueue(path: directory.appendingPathComponent("auth.sqlite").path).read { database in
+            try String?.fetchAll(database, sql: "SELECT password_hash FROM user WHERE email IN (?, ?) ORDER BY email",
+                                   arguments: ["later@example.org", "sys@example.org"])
+        }
+        #expect(hashes.count == 2 && hashes[0]?.hasPrefix("$scrypt$ln=17,r=8,p=1$") == true
+                    && hashes[1]?.hasPrefix("$scrypt$ln=11,r=8,p=1$") == true, "\(hashes)")
     }
 
     @Test("bad flags are refused with a message and a non-zero exit")
@@ -54,5 +69,14 @@ struct AuthProcessTests {
         process.process.waitUntilExit()
         #expect(process.process.terminationStatus != 0)
         #expect(process.logText.contains("workers"))
+        for cost in ["9", "21", "cheap"] {
+            let refused = try ChildProcess("auth-service", arguments: ["--data-dir", directory.path],
+                                           environment: ["HEREABOUTS_AUTH_PASSWORD_COST": cost],
+                                           log: directory.appendingPathComponent("cost-\(cost).log"))
+            refused.process.waitUntilExit()
+            #expect(refused.process.terminationStatus != 0)
+            #expect(refused.logText.contains("HEREABOUTS_AUTH_PASSWORD_COST must be scrypt's log2 N from 10 to 20, not \(cost)"),
+                    "\(refused.logText)")
+        }
     }
 }

@@ -38,7 +38,7 @@ struct CurveProcessTests {
         #expect(secretMode as? Int == 0o600)
 
         var environment = ["HEREABOUTS_DATA_DIR": directory.path, KeyRing.environmentVariable: keysDirectory.path,
-                           "HEREABOUTS_LOG_LEVEL": "warning", "HEREABOUTS_RATE_LIMIT": "0"]
+                           "HEREABOUTS_LOG_LEVEL": "warning", "HEREABOUTS_RATE_LIMIT": "0"].merging(ChildProcess.testSettings) { $1 }
         for service in ["auth", "catalogue"] {
             environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
             environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()
@@ -89,7 +89,7 @@ struct CurveProcessTests {
         let keysDirectory = directory.appendingPathComponent("keys")
         try KeyRing.generate(into: keysDirectory)
         var environment = ["HEREABOUTS_DATA_DIR": directory.path, KeyRing.environmentVariable: keysDirectory.path,
-                           "HEREABOUTS_LOG_LEVEL": "notice", "HEREABOUTS_RATE_LIMIT": "0"]
+                           "HEREABOUTS_LOG_LEVEL": "notice", "HEREABOUTS_RATE_LIMIT": "0"].merging(ChildProcess.testSettings) { $1 }
         for service in ["auth", "chat"] {
             environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
             environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()

@@ -34,7 +34,7 @@ struct HereTests {
                            "HEREABOUTS_BIN_DIR": ChildProcess.binDirectory.path,
                            "HEREABOUTS_DATA_DIR": directory.appendingPathComponent("data").path,
                            // Names as a shell without a language gets them, whatever this machine's locale.
-                           "LANG": "C.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""]
+                           "LANG": "C.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""].merging(ChildProcess.testSettings) { $1 }
         for service in ServiceEndpoints.services {
             environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
             environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()

@@ -15,6 +15,7 @@ struct RetryProcessTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         var environment = ["HEREABOUTS_DATA_DIR": directory.path, "HEREABOUTS_LOG_LEVEL": "error", "HEREABOUTS_RATE_LIMIT": "0"]
+            .merging(ChildProcess.testSettings) { $1 }
         for service in ["auth", "catalogue"] {
             environment[ServiceEndpoints.requestsVariable(service)] = try ChildProcess.freeEndpoint()
             environment[ServiceEndpoints.eventsVariable(service)] = try ChildProcess.freeEndpoint()

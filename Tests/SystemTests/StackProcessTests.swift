@@ -17,7 +17,7 @@ struct StackProcessTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let services = ["auth", "catalogue", "geo", "favourites", "chat"]
-        var environment = ["HEREABOUTS_DATA_DIR": directory.path, "HEREABOUTS_LOG_LEVEL": "warning"]
+        var environment = ["HEREABOUTS_DATA_DIR": directory.path, "HEREABOUTS_LOG_LEVEL": "warning"].merging(ChildProcess.testSettings) { $1 }
         var endpoints: [String: String] = [:]
         for service in services {
             endpoints[service] = try ChildProcess.freeEndpoint()

@@ -34,6 +34,17 @@ struct AuthServiceCommand: AsyncParsableCommand {
             }
             authOptions.accountsPerAddressPerHour = count == 0 ? nil : count
         }
+        if let text = settings.environment["HEREABOUTS_AUTH_PASSWORD_COST"], !text.isEmpty {
+            let costs = AuthService.Options.passwordCosts
+            guard let cost = Int(text), costs.contains(cost) else {
+                throw ValidationError("HEREABOUTS_AUTH_PASSWORD_COST must be scrypt's log2 N from \(costs.lowerBound) to \(costs.upperBound), not \(text)")
+            }
+            authOptions.passwordCost = cost
+        }
+        if authOptions.passwordCost < AuthService.Options.standardPasswordCost {
+            // Said at every start, so a test setting that reached a real deployment shows in its log.
+            logger.warning("new password hashes are cheaper than the standard: HEREABOUTS_AUTH_PASSWORD_COST=\(authOptions.passwordCost) (\(AuthService.Options.standardPasswordCost) unless set); fit for tests, not for real accounts")
+        }
         let service = try AuthService(settings: settings, options: authOptions, logger: logger)
         try await ServiceHost.run([service], logger: logger)
     }

@@ -18,6 +18,17 @@ public final class AuthService: AssembledService {
         /// for no limit (`HEREABOUTS_AUTH_ACCOUNTS_PER_ADDRESS`, `0` for none).
         public var accountsPerAddressPerHour: Int?
         var scrypt: ScryptParameters
+        /// scrypt's cost for new password hashes, as log2 N (`HEREABOUTS_AUTH_PASSWORD_COST`):
+        /// 17 (128 MiB and about a third of a second a hash) unless set. Hashes keep
+        /// the cost they were made with, so a change applies to new passwords only.
+        public var passwordCost: Int {
+            get { scrypt.logN }
+            set { scrypt.logN = newValue }
+        }
+        /// Costs `passwordCost` may be set to: 10 (1 MiB, ~3 ms; for tests) to 20 (1 GiB).
+        public static let passwordCosts = 10...20
+        /// The cost `passwordCost` has unless set: OWASP's recommendation for scrypt.
+        public static let standardPasswordCost = ScryptParameters.standard.logN
         var loginPolicy: LoginPolicy
         /// How long a message the relay refused for now waits for its second try.
         var mailRetryDelay: TimeInterval = 30
@@ -38,7 +49,7 @@ public final class AuthService: AssembledService {
         /// Never for real accounts.
         public static var cheapHashingForTests: Options {
             var options = Options(hashWorkers: 1)
-            options.scrypt = ScryptParameters(logN: 10, r: 8, p: 1)
+            options.passwordCost = passwordCosts.lowerBound
             return options
         }
     }
