@@ -27,7 +27,7 @@ public final class ChildProcess {
 
     /// What the tests' stacks add to their services' environment: password hashes at
     /// scrypt's lowest cost (~3 ms a hash instead of ~0.35 s), because the suite registers
-    /// and logs in users by the hundred and the standard cost was a fifth of its CPU.
+    /// and logs in users by the hundred and the standard cost was ~12 % of its CPU.
     /// Not applied by `init` (benchmarks measure the real cost): a test that hashes
     /// through a service process merges it, and one about the cost itself (a flood of
     /// registrations against the hashing threads) leaves it out.
