@@ -28,7 +28,7 @@ final class AuthFixture {
          environment: [String: String] = [:]) throws {
         stack = try TestStack()
         var options = AuthService.Options(hashWorkers: hashWorkers, hashQueueCapacity: hashQueueCapacity)
-        if !standardCost { options.scrypt = ScryptParameters(logN: 10, r: 8, p: 1) }
+        if !standardCost { options.passwordCost = AuthService.Options.passwordCosts.lowerBound }
         // A relay that refused a message for now is tried again in a fraction of a second.
         options.mailRetryDelay = 0.2
         var settings = try stack.settings(for: "auth")

@@ -37,7 +37,7 @@ extension Trait where Self == OwnThreadTrait {
 /// How many `.ownThread` tests run at once: `HEREABOUTS_TEST_WIDTH`, else three times
 /// the cores. Blocked tests mostly wait on processes, which then use the cores: with
 /// twice the cores a whole run kept 1.6 of 2 cores busy and took 283-291 s, with three
-/// times 251-258 s (BENCHMARKS.md, "The developer's loop"); with four times a start-up
+/// times 233-258 s (median 248) (BENCHMARKS.md, "The developer's loop"); with four times a start-up
 /// deadline of 4 s was missed.
 actor TestSlots {
     static let shared = TestSlots(
