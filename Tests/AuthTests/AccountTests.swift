@@ -1,3 +1,4 @@
+@testable import Auth
 import Contracts
 import Foundation
 import JWTKit
@@ -81,6 +82,33 @@ struct AccountTests {
             let session = try auth.client.call(AuthAPI.login, LoginRequest(login: login, password: "correct horse battery"))
             #expect(session.user.id == registered.user.id)
         }
+    }
+
+    @Test("a login makes a hash of another cost again at auth's; a failed login, or a password changed meanwhile, keeps what is stored")
+    func loginRenewsHash() throws {
+        let auth = try AuthFixture() // new hashes at the cheapest cost
+        let store = auth.service.store
+        let session = try auth.register("ada")
+        let older = try PasswordHasher(parameters: ScryptParameters(logN: 11, r: 8, p: 1)).hash("correct horse battery")
+        try store.database.pool.write { try store.setPasswordHash(userID: session.user.id, older, in: $0) }
+
+        let wrong = auth.failure(AuthAPI.login, LoginRequest(login: "ada@example.org", password: "wrong password"))
+        #expect(wrong?.code == .unauthenticated)
+        #expect(try store.passwordHash(userID: session.user.id) == older)
+
+        let login = LoginRequest(login: "ada@example.org", password: "correct horse battery")
+        #expect(try auth.client.call(AuthAPI.login, login).user.id == session.user.id)
+        let renewed = try #require(try store.passwordHash(userID: session.user.id))
+        #expect(renewed.hasPrefix("$scrypt$ln=\(AuthService.Options.passwordCosts.lowerBound),r=8,p=1$"), "\(renewed)")
+        #expect(try auth.client.call(AuthAPI.login, login).user.id == session.user.id, "the renewed hash verifies")
+        #expect(try store.passwordHash(userID: session.user.id) == renewed, "a hash of the current cost stays")
+
+        // A renewal computed from a hash that changed before it commits writes nothing.
+        let written = try store.database.pool.write { db in
+            try store.renewPasswordHash(userID: session.user.id, from: older, to: "$scrypt$stale", in: db)
+        }
+        #expect(!written)
+        #expect(try store.passwordHash(userID: session.user.id) == renewed)
     }
 
     @Test("a failed login says the same whether or not the account exists")

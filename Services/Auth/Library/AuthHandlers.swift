@@ -99,8 +99,15 @@ struct AuthHandlers: Sendable {
         let attempt = try charge(account: accountKey, userID: account?.user.id, context, now: now)
         let matches = hasher.verify(request.password, against: account?.passwordHash ?? decoyHash)
         guard matches, let account else { throw ServiceError.unauthenticated(Self.loginFailed) }
+        // A hash made at another cost than auth's now is made again while the password
+        // is at hand (once: the new one has the current cost). Should scrypt fail for
+        // want of memory, the login still succeeds on the old hash and the next tries again.
+        let renewedHash = hasher.needsRehash(account.passwordHash) ? try? hasher.hash(request.password) : nil
         return try context.commitSession { db in
             try store.forgive(attempt, in: db)
+            if let renewedHash {
+                try store.renewPasswordHash(userID: account.user.id, from: account.passwordHash, to: renewedHash, in: db)
+            }
             try store.noteSignIn(userID: account.user.id, origin: context.origin, now: now, in: db)
             return try openSession(for: account.user, now: now, in: db)
         }

@@ -213,6 +213,15 @@ final class AuthStore: Sendable {
         try db.execute(sql: "UPDATE user SET password_hash = ? WHERE id = ?", arguments: [hash, userID])
     }
 
+    /// Replaces a user's password hash with `new` only while it is still `old`, so a hash
+    /// renewed at a login cannot undo a password change committed meanwhile. Whether it did.
+    @discardableResult
+    func renewPasswordHash(userID: String, from old: String, to new: String, in db: Database) throws -> Bool {
+        try db.execute(sql: "UPDATE user SET password_hash = ? WHERE id = ? AND password_hash = ?",
+                       arguments: [new, userID, old])
+        return db.changesCount > 0
+    }
+
     /// Deletes the user with their avatar and sessions, and tells followers.
     func deleteUser(userID: String, in db: Database) throws {
         try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [userID])

@@ -55,14 +55,36 @@ struct PasswordHasher: Sendable {
     /// Whether `password` matches `stored`; false for a stored value this hasher
     /// cannot read.
     func verify(_ password: String, against stored: String) -> Bool {
-        let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
-        guard parts.count == 5, parts[0].isEmpty, parts[1] == "scrypt",
-              let parameters = Self.parameters(String(parts[2])), parameters.isPlausible,
-              let salt = Base64URL.decode(String(parts[3])), let expected = Base64URL.decode(String(parts[4])),
-              expected.count >= 16, // an empty or short digest would match too much
-              let derived = try? Self.derive(password, salt: salt, parameters: parameters, outputBytes: expected.count)
+        guard let stored = Stored(stored),
+              let derived = try? Self.derive(password, salt: stored.salt, parameters: stored.parameters,
+                                             outputBytes: stored.digest.count)
         else { return false }
-        return Self.constantTimeEqual(derived, expected)
+        return Self.constantTimeEqual(derived, stored.digest)
+    }
+
+    /// Whether `stored`, a hash this hasher reads, was made with other parameters than
+    /// the ones it makes hashes with now: a login that verified it stores a new one, so
+    /// a change of cost reaches every account as it signs in.
+    func needsRehash(_ stored: String) -> Bool {
+        guard let stored = Stored(stored) else { return false }
+        return stored.parameters != parameters
+    }
+
+    /// The parts of a stored hash, when they are ones `verify` can use.
+    private struct Stored {
+        let parameters: ScryptParameters
+        let salt: Data
+        let digest: Data
+
+        init?(_ text: String) {
+            let parts = text.split(separator: "$", omittingEmptySubsequences: false)
+            guard parts.count == 5, parts[0].isEmpty, parts[1] == "scrypt",
+                  let parameters = PasswordHasher.parameters(String(parts[2])), parameters.isPlausible,
+                  let salt = Base64URL.decode(String(parts[3])), let digest = Base64URL.decode(String(parts[4])),
+                  digest.count >= 16 // an empty or short digest would match too much
+            else { return nil }
+            (self.parameters, self.salt, self.digest) = (parameters, salt, digest)
+        }
     }
 
     /// libsodium picks its implementations once, before the first use.
