@@ -7,6 +7,11 @@ SHELL := /bin/bash
 SYSTEM_PACKAGES := libzmq3-dev libsodium-dev libsqlite3-dev zlib1g-dev pkg-config python3-venv curl libjs-leaflet python3-aiosmtpd python3-h2 python3-cryptography openssl
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RELEASE_BIN := .build/release
+# Release builds keep line tables (a crash's backtrace still gives files and lines), not
+# full debug information: about a tenth less time on 2 cores and binaries a fifth smaller
+# (Docs/BENCHMARKS.md, the developer's loop). Another `swift build -c release` without
+# these flags builds everything again.
+RELEASE_FLAGS := -Xswiftc -gline-tables-only -Xcc -gline-tables-only
 # kubernetes-check's virtual environment (test-tools makes it too, so it is named before either)
 KUBE_VENV := .build/kubernetes-venv
 
@@ -43,7 +48,7 @@ build: deps
 
 ## release: optimised build of the executables
 release: deps
-	$(call timed,release build,swift build -c release)
+	$(call timed,release build,swift build -c release $(RELEASE_FLAGS))
 
 ## test: every test target, including the system tests that start real processes, then the API check
 test: deps test-tools-beside toolchain-check client-check client-snippets-source
