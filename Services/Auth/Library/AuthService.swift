@@ -19,8 +19,8 @@ public final class AuthService: AssembledService {
         public var accountsPerAddressPerHour: Int?
         var scrypt: ScryptParameters
         /// scrypt's cost for new password hashes, as log2 N (`HEREABOUTS_AUTH_PASSWORD_COST`):
-        /// 17 (128 MiB and about a third of a second a hash) unless set. Hashes keep
-        /// the cost they were made with, so a change applies to new passwords only.
+        /// 17 (128 MiB and about a third of a second a hash) unless set. A hash keeps
+        /// the cost it was made with until its account's next successful login makes it again.
         public var passwordCost: Int {
             get { scrypt.logN }
             set { scrypt.logN = newValue }
