@@ -19,7 +19,7 @@ KUBE_VENV := .build/kubernetes-venv
 # make test or make run shows where its minutes go (Docs/BENCHMARKS.md, the developer's loop).
 timed = @echo '$(2)'; start=$$(date +%s); $(2); status=$$?; echo "⏱ $(1): $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: deps bench-peers build release test test-tools test-tools-beside compose-packages compose-validator api-check console-check console-browser screenshots client client-check client-snippets client-snippets-source compose-check compose-test kubernetes-check toolchain-check run bench soak soak-edge fuzz clean
+.PHONY: deps bench-peers build release release-all test test-tools test-tools-beside compose-packages compose-validator api-check console-check console-browser screenshots client client-check client-snippets client-snippets-source compose-check compose-test kubernetes-check toolchain-check run bench soak soak-edge fuzz clean
 
 ## deps: apt-install the C libraries the build links against, when missing
 deps:
@@ -46,9 +46,14 @@ bench-peers:
 build: deps
 	swift build
 
-## release: optimised build of the executables
+## release: optimised build of what the stack runs: the five services, the edge and `here` (HEREABOUTS_BUILD=stack,
+## Package.swift's last lines), not HereaboutsKit, the benchmarks or the fuzzers
 release: deps
-	$(call timed,release build,swift build -c release $(RELEASE_FLAGS))
+	$(call timed,release build,HEREABOUTS_BUILD=stack swift build -c release $(RELEASE_FLAGS))
+
+## release-all: optimised build of every product, hereabouts-bench too (what the benchmarks and soaks run)
+release-all: deps
+	$(call timed,release build (every product),swift build -c release $(RELEASE_FLAGS))
 
 ## test: every test target, including the system tests that start real processes, then the API check
 test: deps test-tools-beside toolchain-check client-check client-snippets-source
@@ -171,18 +176,18 @@ $(BENCH_DATA)/posts.tsv:
 	python3 ../shared/bench/gen_dataset.py $(BENCH_DATA)
 
 ## bench: measure against the peers named in the issues; writes Docs/BENCHMARKS.md
-bench: release bench-peers $(BENCH_DATA)/posts.tsv
+bench: release-all bench-peers $(BENCH_DATA)/posts.tsv
 	$(RELEASE_BIN)/hereabouts-bench all --dataset $(BENCH_DATA) --output Docs/BENCHMARKS.md
 
 ## soak: the hardening issue's load test: 4 clients × 10 minutes of mixed ops on all five services (SOAK_MINUTES);
 ## fails on an unexpected error or a service whose memory grew over 10% after the first minute; writes Docs/BENCHMARKS.md
 SOAK_MINUTES ?= 10
-soak: release
+soak: release-all
 	$(RELEASE_BIN)/hereabouts-bench soak --minutes $(SOAK_MINUTES) --clients 4 --output Docs/BENCHMARKS.md
 
 ## soak-edge: the same flows as an app runs them, over HTTP through the edge, each buddy holding the events WebSocket;
 ## fails also on any 5xx, a chat message not delivered on the socket, or the edge's memory grown over 10% after minute 1
-soak-edge: release
+soak-edge: release-all
 	$(RELEASE_BIN)/hereabouts-bench soak --edge --minutes $(SOAK_MINUTES) --clients 4 --output Docs/BENCHMARKS.md
 
 ## fuzz: libFuzzer with AddressSanitizer for FUZZ_SECONDS (600) each on every service's request handling (requests)

@@ -606,3 +606,30 @@ let package = Package(
         ),
     ]
 )
+
+// MARK: What `make run` builds
+// `make release`, and so `make run`, sets HEREABOUTS_BUILD=stack: the package is then the stack's seven
+// executables and the targets they reach, nothing else. A plain `swift build` builds every target of the
+// package, and a seventh of a release build's compiler time went to ones the stack never starts:
+// HereaboutsKit with the OpenAPI runtime, the benchmarks, the fuzzers and the test support
+// (Docs/BENCHMARKS.md, the developer's loop). The targets kept are declared the same either way, so either
+// build reuses what the other compiled.
+if Context.environment["HEREABOUTS_BUILD"] == "stack" {
+    let stack: Set<String> = [
+        "auth-service", "catalogue-service", "geo-service", "favourites-service", "chat-service", "edge-service", "here",
+    ]
+    package.products.removeAll { !stack.contains($0.name) }
+    let targets = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
+    var reached = Set<String>()
+    var toVisit = package.products.flatMap { ($0 as? Product.Executable)?.targets ?? [] }
+    while let name = toVisit.popLast() {
+        guard reached.insert(name).inserted, let target = targets[name] else { continue }
+        for dependency in target.dependencies {
+            switch dependency {
+            case .targetItem(let name, _), .byNameItem(let name, _): toVisit.append(name)
+            default: break  // another package's product
+            }
+        }
+    }
+    package.targets.removeAll { !reached.contains($0.name) }
+}
