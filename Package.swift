@@ -621,15 +621,23 @@ if Context.environment["HEREABOUTS_BUILD"] == "stack" {
     package.products.removeAll { !stack.contains($0.name) }
     let targets = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
     var reached = Set<String>()
+    var packagesUsed = Set<String>()
     var toVisit = package.products.flatMap { ($0 as? Product.Executable)?.targets ?? [] }
     while let name = toVisit.popLast() {
         guard reached.insert(name).inserted, let target = targets[name] else { continue }
         for dependency in target.dependencies {
             switch dependency {
             case .targetItem(let name, _), .byNameItem(let name, _): toVisit.append(name)
-            default: break  // another package's product
+            case .productItem(let product, let package, _, _): packagesUsed.insert((package ?? product).lowercased())
+            @unknown default: break
             }
         }
     }
     package.targets.removeAll { !reached.contains($0.name) }
+    // A package no kept target uses would be warned about on every build.
+    package.dependencies.removeAll { dependency in
+        guard case .sourceControl(_, let location, _) = dependency.kind else { return false }
+        let identity = "\(location)".split(separator: "/").last.map { $0.lowercased() } ?? ""
+        return !packagesUsed.contains(identity.hasSuffix(".git") ? String(identity.dropLast(4)) : identity)
+    }
 }
