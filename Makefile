@@ -122,9 +122,11 @@ client-snippets-source: deps
 client-snippets: client-snippets-source
 	swift build --target KitConsumer
 
-## toolchain-check: Compose/Dockerfile builds with the Swift version this machine builds and tests with
+## toolchain-check: Compose/Dockerfile builds with the Swift version this machine builds and tests with, and the
+## manifest `make run` builds (HEREABOUTS_BUILD=stack) is whole: the seven executables and all they name
 toolchain-check:
 	bash Tests/Toolchain/check-dockerfile.sh Compose/Dockerfile
+	python3 Tests/Toolchain/check-stack-manifest.py
 
 ## compose-validator: Debian's docker-compose, when missing (compose-check's tool; test-tools installs it beside the build)
 compose-validator:
