@@ -19,7 +19,7 @@ def dump(environment):
     if run.returncode != 0:
         build = environment.get("HEREABOUTS_BUILD", "unset")
         sys.exit(f"Package.swift with HEREABOUTS_BUILD={build} does not load:\n{run.stderr.strip()}")
-    return json.loads(run.stdout[run.stdout.index("{"):])
+    return json.loads(run.stdout)
 
 
 def identity(dependency):
