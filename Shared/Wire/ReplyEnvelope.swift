@@ -43,14 +43,10 @@ public enum ReplyEnvelope {
     /// plain characters, so that prefix is read without parsing the rest; any other
     /// reply is parsed.
     public static func requestID(of frame0: Data) -> String? {
-        let prefix = Array(#"{"v":1,"id":""#.utf8)
-        if frame0.count > prefix.count, frame0.starts(with: prefix) {
-            let start = frame0.startIndex + prefix.count
-            if let end = frame0[start...].firstIndex(of: UInt8(ascii: "\"")) {
-                let id = frame0[start..<end]
-                if id.allSatisfy(Identifier.isIDByte) { return String(decoding: id, as: UTF8.self) }
-            }
+        let written = frame0.withUnsafeBytes { frame in
+            writtenID(in: frame).map { String(decoding: UnsafeRawBufferPointer(rebasing: frame[$0]), as: UTF8.self) }
         }
+        if let written { return written }
         guard case .object(let object)? = try? JSONParser.parse(frame0), case .string(let id)? = object["id"] else { return nil }
         return id
     }
@@ -58,16 +54,39 @@ public enum ReplyEnvelope {
     /// The body of a success reply as JSON text, without parsing it when frame 0 is
     /// laid out as `success(id:rawBody:)` writes it; nil for a failure.
     public static func successBody(of frame0: Data) -> Data? {
-        if let id = requestID(of: frame0) {
-            var prefix = Array(#"{"v":1,"id":""#.utf8)
-            prefix += Array(id.utf8)
-            prefix += Array(#"","ok":true,"body":"#.utf8)
-            if frame0.count > prefix.count, frame0.starts(with: prefix), frame0.last == UInt8(ascii: "}") {
-                return Data(frame0[(frame0.startIndex + prefix.count)..<(frame0.endIndex - 1)])
-            }
+        let written = frame0.withUnsafeBytes { frame -> Range<Int>? in
+            guard let id = writtenID(in: frame) else { return nil }
+            let marker = successMarker
+            // The body lies between the marker and the envelope's closing brace.
+            let start = id.upperBound + marker.count, end = frame.count - 1
+            guard start < end, frame[end] == UInt8(ascii: "}"), frame[id.upperBound..<start].elementsEqual(marker) else { return nil }
+            return start..<end
         }
+        if let written { return Data(frame0[(frame0.startIndex + written.lowerBound)..<(frame0.startIndex + written.upperBound)]) }
         guard case .success(let body) = decode(frame0).result else { return nil }
         return JSONWriter.data(.object(body))
+    }
+
+    /// What comes before the id in frame 0 as the services write it.
+    private static let idPrefix = Array(#"{"v":1,"id":""#.utf8)
+    /// What follows the id in a success reply the services write, up to its body.
+    private static let successMarker = Array(#"","ok":true,"body":"#.utf8)
+
+    /// Where the id is in `frame` (offsets from its start) when the frame begins as the
+    /// services write it, `{"v":1,"id":"` and an id of plain characters up to a quote;
+    /// nil for anything else, which is then parsed. Read over the bytes in place: every
+    /// reply the edge passes on is looked at here twice (its request found, its body cut out).
+    private static func writtenID(in frame: UnsafeRawBufferPointer) -> Range<Int>? {
+        let prefix = idPrefix
+        guard frame.count > prefix.count, frame[..<prefix.count].elementsEqual(prefix) else { return nil }
+        var end = prefix.count
+        while end < frame.count {
+            let byte = frame[end]
+            if byte == UInt8(ascii: "\"") { return prefix.count..<end }
+            guard Identifier.isIDByte(byte) else { return nil }
+            end += 1
+        }
+        return nil
     }
 
     /// A reply as a client reads it.
