@@ -62,8 +62,13 @@ struct PassRoute: Sendable {
     let reply: @Sendable (PassRequest, AsyncServiceClient.RawReply) throws -> EdgeReply
     /// The service the op belongs to.
     let service: String
-    /// The pattern's segments, `{name}` for a parameter.
-    private let segments: [Substring]
+    /// The pattern's segments, each a fixed one or a parameter's name (`{name}`).
+    private let segments: [Segment]
+
+    private enum Segment: Sendable {
+        case fixed(String)
+        case parameter(String)
+    }
 
     init(method: HTTPRequest.Method, pattern: String, op: String, bodyLimit: Int? = nil,
          body: @escaping @Sendable (PassRequest) throws -> JSONObject,
@@ -75,7 +80,10 @@ struct PassRoute: Sendable {
         self.body = body
         self.reply = reply
         service = String(op.prefix { $0 != "." })
-        segments = pattern.split(separator: "/")
+        // Told apart once here, not at each request (`match`).
+        segments = pattern.split(separator: "/").map { segment in
+            Self.isParameter(segment) ? .parameter(String(segment.dropFirst().dropLast())) : .fixed(String(segment))
+        }
     }
 
     /// The names of the path's parameters.
@@ -93,12 +101,12 @@ struct PassRoute: Sendable {
     func match(_ method: HTTPRequest.Method, _ path: [Substring]) -> [String: String]? {
         guard method == self.method, path.count == segments.count else { return nil }
         // The fixed segments first: they rule out most routes, with nothing made.
-        for (expected, segment) in zip(segments, path) where !Self.isParameter(expected) {
-            guard expected == segment else { return nil }
+        for (expected, segment) in zip(segments, path) {
+            if case .fixed(let fixed) = expected, segment != fixed { return nil }
         }
         var parameters: [String: String] = [:]
-        for (expected, segment) in zip(segments, path) where Self.isParameter(expected) {
-            parameters[String(expected.dropFirst().dropLast())] = String(segment)
+        for (expected, segment) in zip(segments, path) {
+            if case .parameter(let name) = expected { parameters[name] = String(segment) }
         }
         return parameters
     }

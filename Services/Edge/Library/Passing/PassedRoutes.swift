@@ -44,9 +44,14 @@ final class PassedRoutes: Sendable {
     /// other request (Hummingbird's), and for an upgrade (Hummingbird redirects it).
     func route(for head: HTTPRequest) -> (route: PassRoute, parameters: [String: String])? {
         guard let target = head.path, head.headerFields[.upgrade] == nil else { return nil }
-        let path = target.prefix { $0 != "?" && $0 != "#" }.split(separator: "/")
-        for route in routes {
-            if let parameters = route.match(head.method, path) { return (route, parameters) }
+        // Cut and split as bytes (the three are ASCII, so every piece is whole UTF-8), as
+        // Hummingbird's URI reads a target: no grapheme breaking over the path.
+        let utf8 = target.utf8
+        let end = utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? utf8.endIndex
+        let path = utf8[..<end].split(separator: UInt8(ascii: "/")).map { Substring($0) }
+        // By index: a route is copied (its closures and strings retained) only once it matches.
+        for index in routes.indices {
+            if let parameters = routes[index].match(head.method, path) { return (routes[index], parameters) }
         }
         return nil
     }
