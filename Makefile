@@ -9,8 +9,10 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RELEASE_BIN := .build/release
 # Release builds keep line tables (a crash's backtrace still gives files and lines), not
 # full debug information: about a tenth less time on 2 cores and binaries a fifth smaller
-# (Docs/BENCHMARKS.md, the developer's loop). Another `swift build -c release` without
-# these flags builds everything again.
+# (Docs/BENCHMARKS.md, the developer's loop). That is the Swift modules' gain: SwiftPM puts
+# its own -g after -Xcc's flags, so C targets keep full debug information (trying line
+# tables on BoringSSL's objects by hand showed no difference). Another `swift build -c
+# release` without these flags builds everything again.
 RELEASE_FLAGS := -Xswiftc -gline-tables-only -Xcc -gline-tables-only
 # kubernetes-check's virtual environment (test-tools makes it too, so it is named before either)
 KUBE_VENV := .build/kubernetes-venv
