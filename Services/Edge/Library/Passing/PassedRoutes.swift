@@ -44,8 +44,8 @@ final class PassedRoutes: Sendable {
     /// other request (Hummingbird's), and for an upgrade (Hummingbird redirects it).
     func route(for head: HTTPRequest) -> (route: PassRoute, parameters: [String: String])? {
         guard let target = head.path, head.headerFields[.upgrade] == nil else { return nil }
-        // Cut and split as bytes (the three are ASCII, so every piece is whole UTF-8), as
-        // Hummingbird's URI reads a target: no grapheme breaking over the path.
+        // Cut and split as bytes, as Hummingbird's URI reads a target: `?`, `#` and `/` are
+        // ASCII, so every piece is whole UTF-8; the path is not walked Character by Character.
         let utf8 = target.utf8
         let end = utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? utf8.endIndex
         let path = utf8[..<end].split(separator: UInt8(ascii: "/")).map { Substring($0) }
