@@ -86,8 +86,13 @@ struct PassRoute: Sendable {
         }
     }
 
-    /// The names of the path's parameters.
-    var parameterNames: [String] { Self.parameterNames(in: pattern) }
+    /// The names of the path's parameters, from the segments told apart at `init`
+    /// (a route that reads a body asks at each request).
+    var parameterNames: [String] {
+        segments.compactMap { segment in
+            if case .parameter(let name) = segment { name } else { nil }
+        }
+    }
 
     /// The names of the parameters (`{name}`) of a path pattern.
     static func parameterNames(in pattern: String) -> [String] {
