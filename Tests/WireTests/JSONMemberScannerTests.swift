@@ -26,6 +26,35 @@ struct JSONMemberScannerTests {
             == .string("after an escaped backslash"))
     }
 
+    @Test("a quote after a run of backslashes ends a string when the run is even")
+    func backslashRuns() {
+        // In the JSON text: "\\" (one backslash, escaped), "\"" (a quote), "\\\"" (a backslash and a quote).
+        let strings = [#""\\""#, #""\"""#, #""\\\"""#, #""a\\\\""#, #""\\\\\"q""#]
+        for string in strings {
+            #expect(member("nextCursor", #"{"title":"# + string + #","nextCursor":"c"}"#) == .string("c"), "after \(string)")
+            #expect(member("nextCursor", #"{"hits":[{"t":"# + string + #"}],"nextCursor":"c"}"#) == .string("c"),
+                    "after \(string) inside an array")
+        }
+        #expect(member("nextCursor", #"{"title":"\\\","nextCursor":"fake"}"#) == nil, "an odd run: the string never ends")
+    }
+
+    @Test("every cut of a reply reads as not found, never past its end")
+    func everyCut() {
+        let text = Array(#"{"post":{"title":"a \"b\" \\","tags":["x",{"y":[1,2]}],"n":-1.5e3,"version":7},"nextCursor":"c"}"#.utf8)
+        // Where each value's last byte is: found from the cut just past it on (a member is
+        // read once it is whole: the rest of its object need not be there).
+        let seven = text.firstIndex(of: UInt8(ascii: "7"))!
+        let cursorEnd = text.count - 2
+        for end in 0..<text.count {
+            let cut = Data(text[..<end])
+            #expect(JSONMemberScanner.member(at: ["post", "version"], of: cut) == (end > seven ? .number(.integer(7)) : nil),
+                    "cut at \(end)")
+            #expect(JSONMemberScanner.member("nextCursor", of: cut) == (end > cursorEnd ? .string("c") : nil), "cut at \(end)")
+        }
+        #expect(JSONMemberScanner.member(at: ["post", "version"], of: Data(text)) == .number(.integer(7)))
+        #expect(member("nextCursor", String(decoding: text, as: UTF8.self)) == .string("c"))
+    }
+
     @Test("a name written with escapes is the name it spells")
     func escapedName() {
         #expect(member("nextCursor", #"{"next\u0043ursor":"c"}"#) == .string("c"))

@@ -19,17 +19,17 @@ public enum JSONParser {
     public static let maxDepth = 64
 
     public static func parse(_ data: Data) throws -> JSONValue {
-        try data.withUnsafeBytes { raw in
-            var parser = Parser(bytes: raw.bindMemory(to: UInt8.self))
-            return try parser.parseDocument()
-        }
+        try data.withUnsafeBytes { raw in try parse(raw.bindMemory(to: UInt8.self)) }
     }
 
     public static func parse(_ bytes: [UInt8]) throws -> JSONValue {
-        try bytes.withUnsafeBufferPointer { buffer in
-            var parser = Parser(bytes: buffer)
-            return try parser.parseDocument()
-        }
+        try bytes.withUnsafeBufferPointer { buffer in try parse(buffer) }
+    }
+
+    /// The document in `bytes`, read in place (a member's bytes within a larger text).
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
+        var parser = Parser(bytes: bytes)
+        return try parser.parseDocument()
     }
 }
 
