@@ -8,9 +8,9 @@ public enum ReplyEnvelope {
     /// not specialised and copied a large reply through the runtime's generic path.
     public static func success(id: String, rawBody: [UInt8]) -> Data {
         var writer = JSONWriter(capacity: rawBody.count + id.utf8.count + 40)
-        writer.appendASCII("{\"v\":1,\"id\":")
+        writer.appendASCII(head)
         writer.write(id)
-        writer.appendASCII(",\"ok\":true,\"body\":")
+        writer.appendASCII(successTail)
         writer.writeRaw(rawBody)
         writer.appendASCII("}")
         return Data(writer.bytes)
@@ -18,9 +18,9 @@ public enum ReplyEnvelope {
 
     public static func success(id: String, body: JSONValue) -> Data {
         var writer = JSONWriter()
-        writer.appendASCII("{\"v\":1,\"id\":")
+        writer.appendASCII(head)
         writer.write(id)
-        writer.appendASCII(",\"ok\":true,\"body\":")
+        writer.appendASCII(successTail)
         writer.write(body)
         writer.appendASCII("}")
         return Data(writer.bytes)
@@ -31,7 +31,7 @@ public enum ReplyEnvelope {
         if let field = error.field { object["field"] = .string(field) }
         if let retryAfterMs = error.retryAfterMs { object["retryAfterMs"] = .number(.integer(Int64(retryAfterMs))) }
         var writer = JSONWriter()
-        writer.appendASCII("{\"v\":1,\"id\":")
+        writer.appendASCII(head)
         writer.write(id)
         writer.appendASCII(",\"ok\":false,\"error\":")
         writer.write(.object(object))
@@ -67,10 +67,19 @@ public enum ReplyEnvelope {
         return JSONWriter.data(.object(body))
     }
 
+    /// Frame 0 up to its id, and a success's from after the id up to its body, as
+    /// written here: the readers below look for the same bytes (with the id's quotes).
+    private static let head: StaticString = "{\"v\":1,\"id\":"
+    private static let successTail: StaticString = ",\"ok\":true,\"body\":"
+
     /// What comes before the id in frame 0 as the services write it.
-    private static let idPrefix = Array(#"{"v":1,"id":""#.utf8)
+    private static let idPrefix = bytes(of: head) + [UInt8(ascii: "\"")]
     /// What follows the id in a success reply the services write, up to its body.
-    private static let successMarker = Array(#"","ok":true,"body":"#.utf8)
+    private static let successMarker = [UInt8(ascii: "\"")] + bytes(of: successTail)
+
+    private static func bytes(of text: StaticString) -> [UInt8] {
+        Array(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
 
     /// Where the id is in `frame` (offsets from its start) when the frame begins as the
     /// services write it, `{"v":1,"id":"` and an id of plain characters up to a quote;

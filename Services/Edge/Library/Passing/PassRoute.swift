@@ -81,22 +81,29 @@ struct PassRoute: Sendable {
         self.reply = reply
         service = String(op.prefix { $0 != "." })
         // Told apart once here, not at each request (`match`).
-        segments = pattern.split(separator: "/").map { segment in
-            Self.isParameter(segment) ? .parameter(String(segment.dropFirst().dropLast())) : .fixed(String(segment))
-        }
+        segments = Self.segments(of: pattern)
     }
 
     /// The names of the path's parameters, from the segments told apart at `init`
     /// (a route that reads a body asks at each request).
-    var parameterNames: [String] {
+    var parameterNames: [String] { Self.parameterNames(in: segments) }
+
+    /// The names of the parameters (`{name}`) of a path pattern.
+    static func parameterNames(in pattern: String) -> [String] {
+        parameterNames(in: segments(of: pattern))
+    }
+
+    private static func parameterNames(in segments: [Segment]) -> [String] {
         segments.compactMap { segment in
             if case .parameter(let name) = segment { name } else { nil }
         }
     }
 
-    /// The names of the parameters (`{name}`) of a path pattern.
-    static func parameterNames(in pattern: String) -> [String] {
-        pattern.split(separator: "/").filter(isParameter).map { String($0.dropFirst().dropLast()) }
+    /// A pattern's segments: `{name}` a parameter, anything else fixed.
+    private static func segments(of pattern: String) -> [Segment] {
+        pattern.split(separator: "/").map { segment in
+            segment.first == "{" && segment.last == "}" ? .parameter(String(segment.dropFirst().dropLast())) : .fixed(String(segment))
+        }
     }
 
     /// The path's parameters when `method` and the path's segments (`path`, split at
@@ -115,6 +122,4 @@ struct PassRoute: Sendable {
         }
         return parameters
     }
-
-    private static func isParameter(_ segment: Substring) -> Bool { segment.first == "{" && segment.last == "}" }
 }
