@@ -84,6 +84,12 @@ public final class APNsClient: Sendable {
     /// Sends one alert to one device. Never fails: every way it can end is an outcome.
     public func send(_ notification: PushNotification, to deviceToken: String, environment: APNsEnvironment, topic: String,
                      expiration: Date) -> EventLoopFuture<PushOutcome> {
+        prepare(notification, to: deviceToken, environment: environment, topic: topic, expiration: expiration).send()
+    }
+
+    /// One alert to one device, ready to leave.
+    public func prepare(_ notification: PushNotification, to deviceToken: String, environment: APNsEnvironment, topic: String,
+                        expiration: Date) -> PreparedPush {
         let base = urls[environment] ?? Self.productionURL, path = "/3/device/\(deviceToken)"
         var headers = [("apns-topic", topic), ("apns-push-type", "alert"), ("apns-priority", "10"),
                        ("apns-expiration", String(Int(expiration.timeIntervalSince1970))), ("content-type", "application/json")]
@@ -92,29 +98,32 @@ public final class APNsClient: Sendable {
     }
 
     /// One POST; a second, with a freshly signed token, only when Apple called the token expired or invalid.
-    private func attempt(_ base: String, _ path: String, headers: [(String, String)], body: Data, renew: Bool) -> EventLoopFuture<PushOutcome> {
+    private func attempt(_ base: String, _ path: String, headers: [(String, String)], body: Data, renew: Bool) -> PreparedPush {
         let token: String
         do {
             token = try providerToken(renew: renew)
         } catch {
-            return http.anyLoop.makeSucceededFuture(.failed("APNs: cannot sign a provider token: \(error)"))
+            return PreparedPush(.failed("APNs: cannot sign a provider token: \(error)"), on: http.anyLoop)
         }
-        let posted = http.post(base: base, path: path, headers: [("authorization", "bearer \(token)")] + headers, body: body)
-        return posted.flatMap { answer in
-            // A 200's body is empty: only a refusal's is read.
-            if answer.status == 200 { return posted.eventLoop.makeSucceededFuture(.delivered) }
-            let reason = Self.reason(answer.body)
-            switch answer.status {
-            case 410: return posted.eventLoop.makeSucceededFuture(.gone("APNs 410 \(reason ?? "Unregistered")"))
-            case 400 where reason == "BadDeviceToken" || reason == "DeviceTokenNotForTopic":
-                return posted.eventLoop.makeSucceededFuture(.gone("APNs 400 \(reason ?? "")"))
-            case 403 where reason == "ExpiredProviderToken" || reason == "InvalidProviderToken":
-                return renew ? posted.eventLoop.makeSucceededFuture(.retry("APNs refused a freshly signed provider token", after: nil))
-                    : self.attempt(base, path, headers: headers, body: body, renew: true)
-            default:
-                return posted.eventLoop.makeSucceededFuture(answer.transientFailure ?? .failed("APNs \(answer.status) \(reason ?? "")"))
-            }
-        }.recover { error in .retry("APNs: \(error)", after: nil) }
+        let request = http.prepare(base: base, path: path, headers: [("authorization", "bearer \(token)")] + headers, body: body)
+        return PreparedPush(on: (try? request.get())?.eventLoop ?? http.anyLoop) { [self] in
+            let posted = http.post(request)
+            return posted.flatMap { answer in
+                // A 200's body is empty: only a refusal's is read.
+                if answer.status == 200 { return posted.eventLoop.makeSucceededFuture(.delivered) }
+                let reason = Self.reason(answer.body)
+                switch answer.status {
+                case 410: return posted.eventLoop.makeSucceededFuture(.gone("APNs 410 \(reason ?? "Unregistered")"))
+                case 400 where reason == "BadDeviceToken" || reason == "DeviceTokenNotForTopic":
+                    return posted.eventLoop.makeSucceededFuture(.gone("APNs 400 \(reason ?? "")"))
+                case 403 where reason == "ExpiredProviderToken" || reason == "InvalidProviderToken":
+                    return renew ? posted.eventLoop.makeSucceededFuture(.retry("APNs refused a freshly signed provider token", after: nil))
+                        : self.attempt(base, path, headers: headers, body: body, renew: true).send()
+                default:
+                    return posted.eventLoop.makeSucceededFuture(answer.transientFailure ?? .failed("APNs \(answer.status) \(reason ?? "")"))
+                }
+            }.recover { error in .retry("APNs: \(error)", after: nil) }
+        }
     }
 
     /// The `reason` of APNs' error body (`{"reason":"BadDeviceToken"}`).

@@ -106,43 +106,70 @@ public final class PushHTTP: Sendable {
         var body: Data
     }
 
+    /// A request ready to leave: its origin found (and with it the event loop it leaves on
+    /// and its answer comes back on), its body in a buffer.
+    struct PreparedRequest: Sendable {
+        fileprivate let origin: HTTP2Origin
+        fileprivate let path: String
+        fileprivate let headers: [(String, String)]
+        fileprivate let body: ByteBuffer
+
+        var eventLoop: any EventLoop { origin.eventLoop }
+    }
+
     /// POSTs `body`; fails only when no answer came (no connection, a time-out). On
     /// futures, not tasks: the completion runs on the connection's event loop, with no
     /// hop through Swift's task pool per push (at thousands of pushes a second, those
     /// hops' thread wake-ups cost more than the pushes).
-    ///
-    /// Over the origin's HTTP/2 connection, unless the service said (by ALPN) that it
-    /// speaks only HTTP/1.1: then, from that request on, over its HTTP/1.1 connections.
     func post(_ url: String, headers: [(String, String)], body: Data) -> EventLoopFuture<Answer> {
-        post(url, headers: headers, body: body) { try self.origin(of: url) }
+        post(prepare(url, headers: headers, body: body))
     }
 
-    /// POSTs `body` to `base` + `path`, as `post(_:headers:body:)` does, with the base
-    /// URL parsed the first time it is given, not for every push (APNs' URLs differ only
-    /// in the device token after `/3/device/`).
+    /// POSTs `body` to `base` + `path`, as `post(_:headers:body:)` does.
     func post(base: String, path: String, headers: [(String, String)], body: Data) -> EventLoopFuture<Answer> {
+        post(prepare(base: base, path: path, headers: headers, body: body))
+    }
+
+    /// The request to `url`, or why it cannot leave (a URL that is not `https`, the client shut down).
+    func prepare(_ url: String, headers: [(String, String)], body: Data) -> Result<PreparedRequest, any Error> {
+        prepare(url, headers: headers, body: body) { try self.origin(of: url) }
+    }
+
+    /// The request to `base` + `path`, with the base URL parsed the first time it is given,
+    /// not for every push (APNs' URLs differ only in the device token after `/3/device/`).
+    func prepare(base: String, path: String, headers: [(String, String)], body: Data) -> Result<PreparedRequest, any Error> {
         let url = base + path
-        return post(url, headers: headers, body: body) {
+        return prepare(url, headers: headers, body: body) {
             guard let parts = self.baseURL(base) else { return try self.origin(of: url) }
             return (try self.origin(host: parts.host, port: parts.port), parts.path + path)
         }
     }
 
     /// - Parameter locate: the origin and the request's path, nil for a URL that is not `https`.
-    private func post(_ url: String, headers: [(String, String)], body: Data,
-                      locate: () throws -> (HTTP2Origin, path: String)?) -> EventLoopFuture<Answer> {
-        let origin: HTTP2Origin, path: String
-        do {
-            guard let https = try locate() else { throw NotHTTPS(url: url) }
-            (origin, path) = https
-        } catch {
-            return anyLoop.makeFailedFuture(error)
+    private func prepare(_ url: String, headers: [(String, String)], body: Data,
+                         locate: () throws -> (HTTP2Origin, path: String)?) -> Result<PreparedRequest, any Error> {
+        Result {
+            guard let (origin, path) = try locate() else { throw NotHTTPS(url: url) }
+            return PreparedRequest(origin: origin, path: path, headers: headers, body: ByteBuffer(bytes: body))
         }
-        let bytes = ByteBuffer(bytes: body)
-        guard origin.speaksHTTP2 else { return postHTTP1(to: origin, path, headers: headers, body: bytes) }
-        return origin.post(path, headers: headers, body: bytes).flatMapError { error in
+    }
+
+    /// Sends a prepared request. Called on the request's event loop, every callback on the
+    /// way is added there directly; from another thread each costs a hand-over to it.
+    ///
+    /// Over the origin's HTTP/2 connection, unless the service said (by ALPN) that it
+    /// speaks only HTTP/1.1: then, from that request on, over its HTTP/1.1 connections.
+    func post(_ prepared: Result<PreparedRequest, any Error>) -> EventLoopFuture<Answer> {
+        let request: PreparedRequest
+        switch prepared {
+        case .success(let ready): request = ready
+        case .failure(let error): return anyLoop.makeFailedFuture(error)
+        }
+        let origin = request.origin, path = request.path, headers = request.headers, body = request.body
+        guard origin.speaksHTTP2 else { return postHTTP1(to: origin, path, headers: headers, body: body) }
+        return origin.post(path, headers: headers, body: body).flatMapError { error in
             guard let failure = error as? OriginFailure, failure.notHTTP2 else { return origin.eventLoop.makeFailedFuture(error) }
-            return self.postHTTP1(to: origin, path, headers: headers, body: bytes)
+            return self.postHTTP1(to: origin, path, headers: headers, body: body)
         }
     }
 

@@ -116,10 +116,15 @@ public final class WebPushClient: Sendable {
     /// Sends one notification to one subscription; never fails.
     public func send(_ notification: PushNotification, to subscription: WebPushSubscription,
                      timeToLive: TimeInterval) -> EventLoopFuture<PushOutcome> {
-        let loop = http.anyLoop
+        prepare(notification, to: subscription, timeToLive: timeToLive).send()
+    }
+
+    /// One notification to one subscription, encrypted and ready to leave.
+    public func prepare(_ notification: PushNotification, to subscription: WebPushSubscription,
+                        timeToLive: TimeInterval) -> PreparedPush {
         do {
             guard let audience = Self.audience(of: subscription.endpoint) else {
-                return loop.makeSucceededFuture(.gone("the endpoint is not a URL"))
+                return PreparedPush(.gone("the endpoint is not a URL"), on: http.anyLoop)
             }
             let body = try WebPushEncryption.encrypt(Self.payload(notification), for: subscription)
             var headers = [("authorization", "vapid t=\(try token(audience: audience)), k=\(vapid.publicKey)"),
@@ -130,15 +135,18 @@ public final class WebPushClient: Sendable {
                topic.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) {
                 headers.append(("topic", topic))
             }
-            return http.post(subscription.endpoint, headers: headers, body: body).map { answer in
-                switch answer.status {
-                case 200...299: return .delivered
-                case 404, 410: return .gone("Web Push \(answer.status)")
-                default: return answer.transientFailure ?? .failed("Web Push \(answer.status)\(answer.reasonSuffix)")
-                }
-            }.recover { error in .retry("Web Push: \(error)", after: nil) }
+            let request = http.prepare(subscription.endpoint, headers: headers, body: body)
+            return PreparedPush(on: (try? request.get())?.eventLoop ?? http.anyLoop) { [http] in
+                http.post(request).map { answer in
+                    switch answer.status {
+                    case 200...299: return .delivered
+                    case 404, 410: return .gone("Web Push \(answer.status)")
+                    default: return answer.transientFailure ?? .failed("Web Push \(answer.status)\(answer.reasonSuffix)")
+                    }
+                }.recover { error in .retry("Web Push: \(error)", after: nil) }
+            }
         } catch {
-            return loop.makeSucceededFuture(.failed("Web Push: \(error)"))
+            return PreparedPush(.failed("Web Push: \(error)"), on: http.anyLoop)
         }
     }
 }

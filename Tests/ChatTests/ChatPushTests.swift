@@ -316,6 +316,28 @@ struct ChatPushTests {
         #expect(status.removed == 1 && status.sent == 12, "\(status)")
     }
 
+    @Test("more devices than pushes in flight (HEREABOUTS_PUSH_CONCURRENCY=2): a pass starts what the window has room for, then each as one ends; every push arrives once, each device's in order")
+    func narrowWindow() throws {
+        var options = PushTestServer.Options()
+        options.jitter = 0.02
+        let server = try PushTestServer(options)
+        let (fixture, ana, ben) = try Self.anaAndBen(at: server, with: ["HEREABOUTS_PUSH_CONCURRENCY": "2"], benApns: 40)
+        for n in 41...44 { _ = try Self.register(fixture, ben, apns: n) }
+        _ = try Self.register(fixture, ben, webPush: "ben-browser", at: server)
+        try fixture.chat.store.database.pool.write { db in
+            for n in 1...4 {
+                _ = try fixture.chat.store.send("\(n)", from: ana.id, to: .user(ben.id), id: "w\(n)", at: Date(), in: db)
+            }
+        }
+        fixture.chat.pushSender.wake()
+        let pushes = server.waitFor(24)
+        let byDevice = Dictionary(grouping: pushes, by: \.address).mapValues { $0.map { $0.body ?? "" } }
+        #expect(byDevice.count == 6 && byDevice.values.allSatisfy { $0 == ["1", "2", "3", "4"] }, "\(byDevice)")
+        let status = try Self.drained(fixture)
+        #expect(status.sent == 24 && status.failed == 0, "\(status)")
+        #expect(server.pushes.count == 24, "each push once")
+    }
+
     @Test("no push for a muted conversation or from a blocked sender; a sender without a name is worded in the device's language")
     func muteAndBlock() throws {
         let server = try PushTestServer()

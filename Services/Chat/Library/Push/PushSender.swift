@@ -271,8 +271,9 @@ final class PushSender: Sendable {
     /// Sends every push, and waits for all of them: each device's in the order they were
     /// queued, one after another (so its last badge is the newest), devices side by side,
     /// at most `settings.concurrency` in flight. This thread prepares each device's first
-    /// push (payload, token, encryption); the connections' event loops carry them, send
-    /// the next of the device, and record the outcomes.
+    /// push (payload, token, encryption) and hands those it can start now to their event
+    /// loop in one task; the loops carry them, send the next of each device, and record
+    /// the outcomes.
     private func deliver(_ pushes: [ChatStore.QueuedPush]) -> [(ChatStore.QueuedPush, PushOutcome)] {
         guard !pushes.isEmpty else { return [] }
         var chains: [String: [ChatStore.QueuedPush]] = [:], order: [String] = []
@@ -283,39 +284,62 @@ final class PushSender: Sendable {
         let results = Mutex<[(ChatStore.QueuedPush, PushOutcome)]>([])
         let window = DispatchSemaphore(value: settings.concurrency)
         let all = DispatchGroup()
-        for device in order {
+        var waiting = order[...]
+        while let device = waiting.popFirst() {
             window.wait()
-            all.enter()
-            sendInOrder(chains[device]?[...] ?? []).whenComplete { result in
-                if case .success(let outcomes) = result { results.withLock { $0 += outcomes } }
-                window.signal()
-                all.leave()
+            var starting = [device]
+            // As many more as the window has room for now (at a pass's start, usually all).
+            while let next = waiting.first, window.wait(timeout: .now()) == .success {
+                starting.append(next)
+                waiting.removeFirst()
+            }
+            var byLoop: [ObjectIdentifier: (loop: any EventLoop, chains: [(ArraySlice<ChatStore.QueuedPush>, PreparedPush)])] = [:]
+            for device in starting {
+                guard let chain = chains[device]?[...], let first = chain.first else {
+                    window.signal()
+                    continue
+                }
+                let prepared = prepare(first)
+                byLoop[ObjectIdentifier(prepared.eventLoop), default: (prepared.eventLoop, [])].chains.append((chain, prepared))
+                all.enter()
+            }
+            for (loop, started) in byLoop.values {
+                loop.execute { [self] in
+                    for (chain, first) in started {
+                        sendInOrder(chain, first: first).whenComplete { result in
+                            if case .success(let outcomes) = result { results.withLock { $0 += outcomes } }
+                            window.signal()
+                            all.leave()
+                        }
+                    }
+                }
             }
         }
         all.wait()
         return results.withLock { $0 }
     }
 
-    /// One device's pushes, each after the one before has its answer. Once the device is
-    /// gone the rest are not sent (they go with it).
+    /// One device's pushes, each after the one before has its answer, `first` being the
+    /// first of them prepared. Once the device is gone the rest are not sent (they go with it).
     ///
     /// Every step stays on the loop the answer came on: a future of another loop in the
     /// chain would cost two thread hand-overs (a wake-up of each loop) per push.
-    private func sendInOrder(_ pushes: ArraySlice<ChatStore.QueuedPush>) -> EventLoopFuture<[(ChatStore.QueuedPush, PushOutcome)]> {
-        guard let first = pushes.first else { return http.anyLoop.makeSucceededFuture([]) }
-        let sent = send(first).recover { error in .retry("\(error)", after: nil) }
+    private func sendInOrder(_ pushes: ArraySlice<ChatStore.QueuedPush>, first prepared: PreparedPush)
+        -> EventLoopFuture<[(ChatStore.QueuedPush, PushOutcome)]> {
+        guard let first = pushes.first else { return prepared.eventLoop.makeSucceededFuture([]) }
+        let sent = prepared.send().recover { error in .retry("\(error)", after: nil) }
         return sent.flatMap { outcome in
             let rest = pushes.dropFirst()
             if case .gone = outcome {
                 return sent.eventLoop.makeSucceededFuture(pushes.map { ($0, outcome) })
             }
-            guard !rest.isEmpty else { return sent.eventLoop.makeSucceededFuture([(first, outcome)]) }
-            return self.sendInOrder(rest).map { [(first, outcome)] + $0 }
+            guard let next = rest.first else { return sent.eventLoop.makeSucceededFuture([(first, outcome)]) }
+            return self.sendInOrder(rest, first: self.prepare(next)).map { [(first, outcome)] + $0 }
         }
     }
 
-    private func send(_ push: ChatStore.QueuedPush) -> EventLoopFuture<PushOutcome> {
-        let loop = http.anyLoop
+    /// The push made ready to leave (its payload, token or encryption).
+    private func prepare(_ push: ChatStore.QueuedPush) -> PreparedPush {
         var notification = push.notification
         if notification.title.isEmpty { notification.title = PushWords.newMessage(lang: push.device.lang) }
         let expiry = push.createdAt.addingTimeInterval(Self.giveUpAfter)
@@ -323,21 +347,21 @@ final class PushSender: Sendable {
         switch device.platform {
         case .apns:
             guard let apns else {
-                return loop.makeSucceededFuture(.failed("APNs is not configured (HEREABOUTS_APNS_KEY_FILE, _KEY_ID, _TEAM_ID)"))
+                return PreparedPush(.failed("APNs is not configured (HEREABOUTS_APNS_KEY_FILE, _KEY_ID, _TEAM_ID)"), on: http.anyLoop)
             }
-            return apns.send(notification, to: device.address,
-                                   environment: APNsEnvironment(rawValue: device.environment ?? "") ?? .production,
-                                   topic: device.topic ?? "", expiration: expiry)
+            return apns.prepare(notification, to: device.address,
+                                environment: APNsEnvironment(rawValue: device.environment ?? "") ?? .production,
+                                topic: device.topic ?? "", expiration: expiry)
         case .webpush:
             guard settings.allowsEndpoint(device.address) else {
-                return loop.makeSucceededFuture(.failed("the endpoint's host is not among HEREABOUTS_WEBPUSH_HOSTS"))
+                return PreparedPush(.failed("the endpoint's host is not among HEREABOUTS_WEBPUSH_HOSTS"), on: http.anyLoop)
             }
             guard let p256dh = device.p256dh, let auth = device.authSecret,
                   let subscription = WebPushSubscription(endpoint: device.address, p256dh: Base64URL.encode(p256dh),
                                                          auth: Base64URL.encode(auth)) else {
-                return loop.makeSucceededFuture(.gone("the subscription's keys are not valid"))
+                return PreparedPush(.gone("the subscription's keys are not valid"), on: http.anyLoop)
             }
-            return webPush.send(notification, to: subscription, timeToLive: expiry.timeIntervalSinceNow)
+            return webPush.prepare(notification, to: subscription, timeToLive: expiry.timeIntervalSinceNow)
         }
     }
 
