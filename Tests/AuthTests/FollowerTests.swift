@@ -4,6 +4,7 @@ import GRDB
 import ServiceClient
 import ServiceKit
 import ServiceKitTesting
+import Synchronization
 import TestThreads
 import Testing
 import Wire
@@ -52,6 +53,39 @@ struct FollowerTests {
         let times = try database.pool.read { db in try Int.fetchAll(db, sql: "SELECT times FROM applied") }
         #expect(times.count == 25)
         #expect(times.allSatisfy { $0 == 1 })
+    }
+
+    @Test("a batch that fails to apply ends the catch-up there: no batch after it is applied, the cursor stays before it, and the next catch-up starts from it")
+    func failedBatchStops() throws {
+        struct Refused: Error {}
+        let auth = try AuthFixture()
+        for index in 0..<25 { try auth.register(displayName: "User \(index)") }
+        let database = try followerDatabase(auth)
+        let refusing = Mutex(true)
+        let feed = ChangeFollower<UserChange>.Feed(name: "auth", requestEndpoint: auth.stack.endpoint("auth"),
+                                                   eventsEndpoint: auth.stack.eventsEndpoint("auth"),
+                                                   op: AuthAPI.changes, batchSize: 5, pollInterval: 60)
+        let batches = Mutex(0)
+        let follower = ChangeFollower(feed: feed, database: database, logger: TestStack.logger("follower"),
+                                      held: { _ in [] }) { changes, db in
+            // The second batch is refused while `refusing` holds.
+            let number = batches.withLock { $0 += 1; return $0 }
+            if number == 2, refusing.withLock({ $0 }) { throw Refused() }
+            for change in changes {
+                try db.execute(sql: """
+                    INSERT INTO applied (user_id, times, name) VALUES (?, 1, ?)
+                    ON CONFLICT(user_id) DO UPDATE SET times = times + 1, name = excluded.name
+                    """, arguments: [change.userId, change.user?.profile.displayName])
+            }
+        }
+        let client = auth.stack.client("auth")
+        #expect(throws: Refused.self) { try follower.catchUp(using: client) }
+        #expect(try follower.cursor() == 5, "the first batch only")
+        #expect(try database.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM applied") } == 5)
+        refusing.withLock { $0 = false }
+        #expect(try follower.catchUp(using: client) == 20)
+        let times = try database.pool.read { db in try Int.fetchAll(db, sql: "SELECT times FROM applied") }
+        #expect(times.count == 25 && times.allSatisfy { $0 == 1 }, "\(times)")
     }
 
     @Test("the cursor a follower gives moves once a batch's after-commit work is done, not at the commit a moment before")
