@@ -36,7 +36,13 @@ cp -R "$bin/Hereabouts_Geo.resources" "$bin/Hereabouts_Edge.resources" "$work/co
 runtime=$(readelf -d "$bin/here" | sed -n 's/.*runpath: \[\([^:]*\).*/\1/p')
 for product in $products; do ldd "$bin/$product"; done | awk -v dir="$runtime/" 'index($3, dir) == 1 { print $3 }' | sort -u \
     | xargs -r cp -t "$work/context/swift/"
+# The image this build replaces: untagged, it would stay behind (1.1 GB a `make test`).
+previous=$(podman image inspect --format '{{.Id}}' hereabouts:latest 2>/dev/null || true)
 # Docker's image format: podman's own (OCI) keeps no HEALTHCHECK.
 podman build --quiet --format docker --build-arg BASE="$base" --build-arg SWIFT_RUNTIME="$runtime" -t hereabouts:latest \
     -f Compose/offline/Containerfile "$work/context" >/dev/null
+if [ -n "$previous" ] && [ "$previous" != "$(podman image inspect --format '{{.Id}}' hereabouts:latest)" ]; then
+    # Kept when a container still uses it.
+    podman image rm "$previous" >/dev/null 2>&1 || true
+fi
 echo "hereabouts:latest from $bin on $base"
