@@ -106,9 +106,8 @@ public final class APNsClient: Sendable {
             return PreparedPush(.failed("APNs: cannot sign a provider token: \(error)"), on: http.anyLoop)
         }
         let request = http.prepare(base: base, path: path, headers: [("authorization", "bearer \(token)")] + headers, body: body)
-        return PreparedPush(on: (try? request.get())?.eventLoop ?? http.anyLoop) { [self] in
-            let posted = http.post(request)
-            return posted.flatMap { answer in
+        return http.push(request) { [self] posted in
+            posted.flatMap { answer in
                 // A 200's body is empty: only a refusal's is read.
                 if answer.status == 200 { return posted.eventLoop.makeSucceededFuture(.delivered) }
                 let reason = Self.reason(answer.body)

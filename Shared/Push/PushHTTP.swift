@@ -154,6 +154,19 @@ public final class PushHTTP: Sendable {
         }
     }
 
+    /// A push that leaves as `request`, on the request's event loop: `outcome` turns its
+    /// answer (or why it could not leave) into the push's outcome.
+    func push(_ request: Result<PreparedRequest, any Error>,
+              outcome: @escaping @Sendable (EventLoopFuture<Answer>) -> EventLoopFuture<PushOutcome>) -> PreparedPush {
+        switch request {
+        case .success(let ready):
+            return PreparedPush(on: ready.eventLoop) { [self] in outcome(post(request)) }
+        case .failure(let error):
+            let loop = anyLoop
+            return PreparedPush(on: loop) { outcome(loop.makeFailedFuture(error)) }
+        }
+    }
+
     /// Sends a prepared request. Called on the request's event loop, every callback on the
     /// way is added there directly; from another thread each costs a hand-over to it.
     ///

@@ -135,9 +135,8 @@ public final class WebPushClient: Sendable {
                topic.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) {
                 headers.append(("topic", topic))
             }
-            let request = http.prepare(subscription.endpoint, headers: headers, body: body)
-            return PreparedPush(on: (try? request.get())?.eventLoop ?? http.anyLoop) { [http] in
-                http.post(request).map { answer in
+            return http.push(http.prepare(subscription.endpoint, headers: headers, body: body)) { posted in
+                posted.map { answer in
                     switch answer.status {
                     case 200...299: return .delivered
                     case 404, 410: return .gone("Web Push \(answer.status)")

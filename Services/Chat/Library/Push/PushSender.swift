@@ -276,31 +276,33 @@ final class PushSender: Sendable {
     /// the outcomes.
     private func deliver(_ pushes: [ChatStore.QueuedPush]) -> [(ChatStore.QueuedPush, PushOutcome)] {
         guard !pushes.isEmpty else { return [] }
-        var chains: [String: [ChatStore.QueuedPush]] = [:], order: [String] = []
+        // Each device's pushes in the order they were queued; the devices in the order first met.
+        var chains: [[ChatStore.QueuedPush]] = [], chainOf: [String: Int] = [:]
         for push in pushes {
-            if chains[push.deviceId] == nil { order.append(push.deviceId) }
-            chains[push.deviceId, default: []].append(push)
+            if let chain = chainOf[push.deviceId] {
+                chains[chain].append(push)
+            } else {
+                chainOf[push.deviceId] = chains.count
+                chains.append([push])
+            }
         }
         let results = Mutex<[(ChatStore.QueuedPush, PushOutcome)]>([])
         let window = DispatchSemaphore(value: settings.concurrency)
         let all = DispatchGroup()
-        var waiting = order[...]
-        while let device = waiting.popFirst() {
+        var waiting = chains[...]
+        while let chain = waiting.popFirst() {
             window.wait()
-            var starting = [device]
+            var starting = [chain]
             // As many more as the window has room for now (at a pass's start, usually all).
             while let next = waiting.first, window.wait(timeout: .now()) == .success {
                 starting.append(next)
                 waiting.removeFirst()
             }
             var byLoop: [ObjectIdentifier: (loop: any EventLoop, chains: [(ArraySlice<ChatStore.QueuedPush>, PreparedPush)])] = [:]
-            for device in starting {
-                guard let chain = chains[device]?[...], let first = chain.first else {
-                    window.signal()
-                    continue
-                }
-                let prepared = prepare(first)
-                byLoop[ObjectIdentifier(prepared.eventLoop), default: (prepared.eventLoop, [])].chains.append((chain, prepared))
+            for chain in starting {
+                // A chain has at least the push that made it.
+                let prepared = prepare(chain[0])
+                byLoop[ObjectIdentifier(prepared.eventLoop), default: (prepared.eventLoop, [])].chains.append((chain[...], prepared))
                 all.enter()
             }
             for (loop, started) in byLoop.values {
