@@ -57,6 +57,14 @@ for service in auth catalogue geo geo-1 favourites chat edge; do
         || fail "$service's root filesystem is writable"
 done
 echo "every container runs as 10001 on a read-only root filesystem"
+# No container gets an anonymous volume (the image's VOLUME /data, where nothing else is
+# mounted): `down` leaves those behind, one a container, each time the stack is made again.
+for service in auth catalogue geo geo-1 favourites chat edge; do
+    anonymous=$(podman inspect --format '{{range .Mounts}}{{if eq .Type "volume"}}{{.Name}} {{.Destination}}{{"\n"}}{{end}}{{end}}' \
+        "hereabouts-test_${service}_1" | awk 'NF && $1 !~ /^hereabouts-test_/ { print $2 }')
+    [ -z "$anonymous" ] || fail "$service has an anonymous volume at $anonymous"
+done
+echo "no container has an anonymous volume"
 # Each container's health check as the engine runs it (without systemd, podman runs them
 # only when asked): `here probe`, a CMD list without spaces, which every Compose tool passes on whole.
 for service in auth catalogue geo geo-1 favourites chat edge; do
