@@ -127,11 +127,17 @@ public final class SpawnedProcess: Sendable {
     public let processIdentifier: pid_t
     /// The exit status once reaped (see `Spawn.wait`).
     private let exit = Mutex<Int32?>(nil)
+    private let children: SpawnedChildren
 
+    /// - Parameter children: the set it is counted in while it runs (`SpawnedChildren.all`
+    ///   unless a test keeps its own).
     public init(_ path: String, arguments: [String] = [], environment: [String: String],
-                stdin: Spawn.Stream = .null, stdout: Spawn.Stream, stderr: Spawn.Stream = .standardOutput) throws(Spawn.Failure) {
+                stdin: Spawn.Stream = .null, stdout: Spawn.Stream, stderr: Spawn.Stream = .standardOutput,
+                children: SpawnedChildren = .all) throws(Spawn.Failure) {
+        self.children = children
         processIdentifier = try Spawn.launch(path, arguments: arguments, environment: environment,
                                              stdin: stdin, stdout: stdout, stderr: stderr)
+        children.started(self)
     }
 
     public var isRunning: Bool { reap() == nil }
@@ -169,7 +175,76 @@ public final class SpawnedProcess: Sendable {
             case -1: known = -1  // not a child of this process (any more): nothing to wait for
             default: return nil
             }
+            // Out of the set as it is reaped: from now on the id may be another process's.
+            children.ended(processIdentifier)
             return known
         }
     }
+}
+
+/// The `SpawnedProcess`es still running, so that a command-line tool can stop them when it
+/// is stopped. Its children are in process groups of their own (`Spawn.launch`), so a
+/// Ctrl-C in the terminal reaches the tool alone: a benchmark stopped that way left its
+/// services, nginx and Redis running, holding their ports and cores for the next run.
+public final class SpawnedChildren: Sendable {
+    /// Every `SpawnedProcess` of this process not given another set.
+    public static let all = SpawnedChildren()
+
+    /// By process id; a process leaves once reaped (its id may then be another's).
+    private let running = Mutex<[pid_t: SpawnedProcess]>([:])
+
+    public init() {}
+
+    func started(_ process: SpawnedProcess) { running.withLock { $0[process.processIdentifier] = process } }
+    func ended(_ pid: pid_t) { running.withLock { _ = $0.removeValue(forKey: pid) } }
+
+    /// The ids of the children not yet reaped.
+    public var processIdentifiers: Set<pid_t> { running.withLock { Set($0.keys) } }
+
+    /// Sends SIGTERM to every child still running, waits up to `grace` for them to end,
+    /// and sends SIGKILL to those that have not. Returns how many were sent SIGTERM.
+    /// Through each `SpawnedProcess`, which reaps its child and never signals an id it
+    /// has reaped.
+    @discardableResult
+    public func terminateAll(grace: Duration = .seconds(10)) -> Int {
+        let processes = running.withLock { Array($0.values) }
+        for process in processes { process.terminate() }
+        let clock = ContinuousClock()
+        let deadline = clock.now + grace
+        var remaining = processes.filter(\.isRunning)
+        while !remaining.isEmpty, clock.now < deadline {
+            usleep(20_000)
+            remaining = remaining.filter(\.isRunning)
+        }
+        for process in remaining { process.signal(SIGKILL) }
+        return processes.count
+    }
+
+    /// From now on SIGINT and SIGTERM stop this process's children (`terminateAll`), run
+    /// `then` (a scratch directory's removal), and end the process as the signal would
+    /// have (status 128 + the signal). For command-line tools; a process that stops on
+    /// these signals by other means (a service, `here up`) does not call it.
+    public func terminateAllOnSignals(then: @escaping @Sendable () -> Void = {}) {
+        for number in [SIGINT, SIGTERM] {
+            // The default action would end the process before the handler ran.
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [self] in
+                terminateAll()
+                then()
+                exit(128 + number)
+            }
+            source.resume()
+            let kept = KeptSource(source: source)
+            SpawnedChildren.signalSources.withLock { $0.append(kept) }
+        }
+    }
+
+    /// A signal source, kept for the life of the process (one released is cancelled); only
+    /// held, never used from another thread.
+    private struct KeptSource: @unchecked Sendable {
+        let source: any DispatchSourceSignal
+    }
+
+    private static let signalSources = Mutex<[KeptSource]>([])
 }

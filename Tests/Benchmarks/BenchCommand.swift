@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Spawn
 
 @main
 struct BenchCommand: ParsableCommand {
@@ -37,6 +38,8 @@ struct All: ParsableCommand {
         let directory = URL(fileURLWithPath: scratch).appendingPathComponent("hb-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
+        // A Ctrl-C reaches only this process (its children have process groups of their own).
+        SpawnedChildren.all.terminateAllOnSignals { try? FileManager.default.removeItem(at: directory) }
         let report = BenchmarkReport(path: output)
         let suites: [(String, () throws -> String)] = [
             ("foundation", { try AuthBenchmark(seconds: seconds, directory: directory.appendingPathComponent("foundation"), report: report).run() }),

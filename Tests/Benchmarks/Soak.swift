@@ -2,6 +2,7 @@ import ArgumentParser
 import Contracts
 import EdgeFixtures
 import Foundation
+import Spawn
 import ServiceClient
 import ServiceKitTesting
 import Synchronization
@@ -47,6 +48,7 @@ struct Soak: ParsableCommand {
         let directory = URL(fileURLWithPath: "/tmp/hb-soak-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
+        SpawnedChildren.all.terminateAllOnSignals { try? FileManager.default.removeItem(at: directory) }
         let services = ServiceEndpoints.services
         // The standard write limit (20/s per user) would pace the clients; the soak
         // is about what a service keeps, so it runs flat out.

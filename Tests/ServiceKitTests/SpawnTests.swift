@@ -40,4 +40,32 @@ struct SpawnTests {
         #expect(echo.terminationStatus == 0)
         #expect(try String(contentsOf: file, encoding: .utf8) == "out hello\nerr\n")
     }
+
+    /// What a benchmark stopped by Ctrl-C does for its services (`terminateAllOnSignals`),
+    /// on a set of this test's own: `SpawnedChildren.all` holds the other tests' children.
+    @Test("terminateAll stops the children still running, SIGKILL for one that outlives the grace; an ended one is not counted")
+    func terminateAll() throws {
+        let children = SpawnedChildren()
+        let ended = try SpawnedProcess("/bin/sh", arguments: ["-c", "exit 0"], environment: [:], stdout: .null, children: children)
+        ended.waitUntilExit()
+        let sleepers = try (0..<2).map { _ in
+            try SpawnedProcess("/bin/sleep", arguments: ["30"], environment: [:], stdout: .null, children: children)
+        }
+        // Ignores SIGTERM (kept across `exec`), and says so once it does: a SIGTERM before
+        // the trap would end it. Only SIGKILL ends it then.
+        let ready = Pipe()
+        let stubborn = try SpawnedProcess("/bin/sh", arguments: ["-c", "trap '' TERM; echo ignoring; exec sleep 30"], environment: [:],
+                                          stdout: .pipe(ready), children: children)
+        #expect(String(decoding: ready.fileHandleForReading.readData(ofLength: 9), as: UTF8.self) == "ignoring\n")
+        #expect(children.processIdentifiers == Set((sleepers + [stubborn]).map(\.processIdentifier)))
+
+        #expect(children.terminateAll(grace: .milliseconds(300)) == 3)
+        for sleeper in sleepers {
+            sleeper.waitUntilExit()
+            #expect(sleeper.terminationStatus == 128 + SIGTERM)
+        }
+        stubborn.waitUntilExit()
+        #expect(stubborn.terminationStatus == 128 + SIGKILL)
+        #expect(children.processIdentifiers.isEmpty)
+    }
 }
