@@ -182,8 +182,8 @@ public final class SpawnedProcess: Sendable {
     }
 }
 
-/// The `SpawnedProcess`es still running, so that a command-line tool can stop them when it
-/// is stopped. Its children are in process groups of their own (`Spawn.launch`), so a
+/// The `SpawnedProcess`es not yet reaped (running, or ended and not yet asked), so that a
+/// command-line tool can stop them when it is stopped. Its children are in process groups of their own (`Spawn.launch`), so a
 /// Ctrl-C in the terminal reaches the tool alone: a benchmark stopped that way left its
 /// services, nginx and Redis running, holding their ports and cores for the next run.
 public final class SpawnedChildren: Sendable {
