@@ -414,11 +414,14 @@ struct ZMTPAwayTests {
         #expect(seen.withLock { $0 } == ["dropped", "dropped"])
         router.close()
 
-        // With its last try on the dropped connection, the caller hears at once.
-        router = try Router(endpoint) { envelope, _ in
+        // With its last try on the dropped connection, the caller hears at once. The third
+        // service answers a probe first: until the link has seen the second one go and
+        // connected again, a try would go out on the closed connection and never reach it.
+        router = try Router(endpoint) { envelope, count in
             seen.withLock { $0.append(envelope.id) }
-            return nil
+            return envelope.id == "probe" ? Router.echo(envelope, count) : nil
         }
+        #expect((try? await call(link, request("probe"), id: "probe", tries: 5).get()) != nil)
         async let lastTry = call(link, request("last"), id: "last", tries: 1)
         try await waitUntil("the third service took the request", seen: seen) { $0.contains("last") }
         router.close()
