@@ -34,12 +34,23 @@ cleanup
 reaches_all() {
     podman exec "hereabouts-test_$1_1" here status 2>/dev/null | awk 'NR > 1 && $3 != "ok" { bad = 1 } END { exit bad }'
 }
+# Counted in seconds, not tries: a try's podman execs take seconds of their own on a
+# busy machine. What still waits is told every 15 s, so a slow start says where it is.
 ready() {
-    for _ in $(seq 1 120); do
+    local start=$SECONDS told=$SECONDS waiting
+    while [ $((SECONDS - start)) -lt 240 ]; do
+        waiting=""
         if curl -sf -m 2 "$edge/health/ready" >/dev/null; then
-            local all=yes
-            for service in auth catalogue geo geo-1 favourites chat; do reaches_all "$service" || { all=""; break; }; done
-            [ -n "$all" ] && return 0
+            for service in auth catalogue geo geo-1 favourites chat; do
+                reaches_all "$service" || { waiting="$service's here status"; break; }
+            done
+            [ -z "$waiting" ] && return 0
+        else
+            waiting="the edge's /health/ready"
+        fi
+        if [ $((SECONDS - told)) -ge 15 ]; then
+            told=$SECONDS
+            echo "still waiting for $waiting ($((SECONDS - start)) s)"
         fi
         sleep 1
     done
@@ -47,7 +58,7 @@ ready() {
 }
 up_started=$SECONDS
 compose up -d || fail "podman-compose up failed"
-ready || fail "the stack was not ready within 120 s"
+ready || fail "the stack was not ready within 240 s"
 echo "stack ready in $((SECONDS - up_started)) s"
 podman exec hereabouts-test_auth_1 here status
 # Each runs as the image's user, on a root filesystem it cannot write.
@@ -184,7 +195,7 @@ echo "geo-1 restarted after kill -9; $answered of $total searches answered meanw
 # Data outlives down and up (the named volumes).
 compose down || fail "down failed"
 compose up -d || fail "up again failed"
-ready || fail "the stack was not ready again within 120 s"
+ready || fail "the stack was not ready again within 240 s"
 call read "$edge/v1/posts/$post_id" | grep -q "Compose Burger" || fail "the post is gone after down and up"
 call login -H 'Content-Type: application/json' -d '{"login":"compose@example.org","password":"password1"}' "$edge/v1/auth/login" >/dev/null \
     || fail "the account is gone after down and up"
