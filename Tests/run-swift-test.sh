@@ -10,14 +10,36 @@
 # here) is stopped and fails, naming the tests that started and did not end: a test
 # waiting for ever would otherwise hold CI until its own limit, saying nothing. The
 # output is line-buffered (stdbuf) so that the log holds every line written before then.
+#
+# Every process of an attempt carries HEREABOUTS_TEST_RUN: the tests hand their environment
+# to what they start, and `here up` to its services. timeout signals its own process group,
+# but swift-test starts the test process in a group of its own, and the tests start their
+# services in groups of their own, so a stopped run left the test process going on with its
+# tests, and a crashed one left its services: whatever carries the mark when an attempt
+# ends is stopped (SIGTERM, then SIGKILL), before a retry and before the script exits.
 set -u
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+run=$$-$RANDOM
+marked() { grep -lzx "HEREABOUTS_TEST_RUN=$run" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }
+stop_leftovers() {
+    local pids
+    pids=$(marked)
+    [ -n "$pids" ] || return 0
+    echo "=== swift test: stopping the $(wc -w <<<"$pids") processes the run left behind ==="
+    kill -TERM $pids 2>/dev/null
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        sleep 0.5
+        pids=$(marked)
+        [ -n "$pids" ] || return 0
+    done
+    kill -KILL $pids 2>/dev/null
+}
+trap 'stop_leftovers; rm -f "$log"' EXIT
 minutes=${SWIFT_TEST_MINUTES:-30}
 for attempt in 1 2; do
-    # timeout signals its whole process group: swift-test and the test process it started.
-    timeout --kill-after=10 "${minutes}m" stdbuf -oL -eL swift test --skip-build 2>&1 | tee "$log"
+    HEREABOUTS_TEST_RUN=$run timeout --kill-after=10 "${minutes}m" stdbuf -oL -eL swift test --skip-build 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
+    stop_leftovers
     [ "$status" -eq 0 ] && exit 0
     if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
         echo "=== swift test: stopped after $minutes minutes; started and not ended: ==="
