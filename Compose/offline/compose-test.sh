@@ -31,18 +31,23 @@ cleanup
 
 # Until the edge says every service answers it, and from inside every service's
 # container `here status` finds every other answering (name look-ups included).
+# Prints the rows that are not ok (service and state), for the wait's message.
 reaches_all() {
-    podman exec "hereabouts-test_$1_1" here status 2>/dev/null | awk 'NR > 1 && $3 != "ok" { bad = 1 } END { exit bad }'
+    podman exec "hereabouts-test_$1_1" here status 2>/dev/null \
+        | awk 'NR > 1 && $3 != "ok" { printf "%s%s %s", (bad ? ", " : ""), $1, $3; bad = 1 } END { exit bad }'
 }
 # Counted in seconds, not tries: a try's podman execs take seconds of their own on a
 # busy machine. What still waits is told every 15 s, so a slow start says where it is.
 ready() {
-    local start=$SECONDS told=$SECONDS waiting
+    local start=$SECONDS told=$SECONDS waiting failing
     while [ $((SECONDS - start)) -lt 240 ]; do
         waiting=""
         if curl -sf -m 2 "$edge/health/ready" >/dev/null; then
             for service in auth catalogue geo geo-1 favourites chat; do
-                reaches_all "$service" || { waiting="$service's here status"; break; }
+                if ! failing=$(reaches_all "$service"); then
+                    waiting="$service's here status (${failing:-no answer})"
+                    break
+                fi
             done
             [ -z "$waiting" ] && return 0
         else
