@@ -38,9 +38,10 @@ reaches_all() {
 }
 # Counted in seconds, not tries: a try's podman execs take seconds of their own on a
 # busy machine. What still waits is told every 15 s, so a slow start says where it is.
+ready_seconds=240
 ready() {
     local start=$SECONDS told=$SECONDS waiting failing
-    while [ $((SECONDS - start)) -lt 240 ]; do
+    while [ $((SECONDS - start)) -lt $ready_seconds ]; do
         waiting=""
         if curl -sf -m 2 "$edge/health/ready" >/dev/null; then
             for service in auth catalogue geo geo-1 favourites chat; do
@@ -63,7 +64,7 @@ ready() {
 }
 up_started=$SECONDS
 compose up -d || fail "podman-compose up failed"
-ready || fail "the stack was not ready within 240 s"
+ready || fail "the stack was not ready within $ready_seconds s"
 echo "stack ready in $((SECONDS - up_started)) s"
 podman exec hereabouts-test_auth_1 here status
 # Each runs as the image's user, on a root filesystem it cannot write.
@@ -200,7 +201,7 @@ echo "geo-1 restarted after kill -9; $answered of $total searches answered meanw
 # Data outlives down and up (the named volumes).
 compose down || fail "down failed"
 compose up -d || fail "up again failed"
-ready || fail "the stack was not ready again within 240 s"
+ready || fail "the stack was not ready again within $ready_seconds s"
 call read "$edge/v1/posts/$post_id" | grep -q "Compose Burger" || fail "the post is gone after down and up"
 call login -H 'Content-Type: application/json' -d '{"login":"compose@example.org","password":"password1"}' "$edge/v1/auth/login" >/dev/null \
     || fail "the account is gone after down and up"
